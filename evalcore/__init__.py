@@ -1,0 +1,67 @@
+"""evalcore: label-efficient estimation of classifier performance.
+
+Importing this package never imports Streamlit.
+"""
+
+from .bernoulli import BernoulliSampler, Round, water_fill
+from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal, true_risk
+from .estimators import Estimate, estimate, estimate_bernoulli, estimate_is, estimate_stratified
+from .measures import MEASURE_NAMES, Measure, MeasureError, get_measure
+from .oracle import DirichletTreeModel, EMConvergenceWarning, prior_from_probabilities
+from .pool import ColumnMapping, Pool, PoolValidationError, detect_mapping, read_table
+from .samplers import (
+    AISSampler,
+    Draws,
+    OASISSampler,
+    PassiveSampler,
+    Proposal,
+    StaticISSampler,
+    smoothed_probabilities,
+)
+from .session import SAMPLER_NAMES, Session, SessionError, make_sampler
+from .strata import Partition, csf_edges, equal_width_edges, partition_pool, stratify_scores
+from .stratified import StratifiedSampler
+
+__all__ = [
+    "AISSampler",
+    "BernoulliSampler",
+    "ColumnMapping",
+    "DirichletTreeModel",
+    "Draws",
+    "EMConvergenceWarning",
+    "Estimate",
+    "MEASURE_NAMES",
+    "Measure",
+    "MeasureError",
+    "OASISSampler",
+    "Partition",
+    "PassiveSampler",
+    "Pool",
+    "PoolValidationError",
+    "Proposal",
+    "Round",
+    "SAMPLER_NAMES",
+    "Session",
+    "SessionError",
+    "StaticISSampler",
+    "StratifiedSampler",
+    "csf_edges",
+    "detect_mapping",
+    "effective_sample_size",
+    "equal_width_edges",
+    "estimate",
+    "estimate_bernoulli",
+    "estimate_is",
+    "estimate_stratified",
+    "get_measure",
+    "kl_divergence",
+    "make_sampler",
+    "optimal_proposal",
+    "partition_pool",
+    "prior_from_probabilities",
+    "read_table",
+    "smoothed_probabilities",
+    "stratify_scores",
+    "true_risk",
+    "water_fill",
+]

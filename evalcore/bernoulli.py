@@ -1,0 +1,184 @@
+"""Bernoulli (Poisson) sampling with water-filling inclusion probabilities (seed 004).
+
+Labelling runs in rounds. At the start of a round every item not yet sampled gets an
+inclusion probability b_n from the water-filling solution (Alg. 3) of
+
+    minimize sum_n h_n^2 / b_n  subject to  sum_n b_n = M,  0 < b_n <= 1,
+
+with h_n^2 = E_{y ~ pi(y|x_n)} max(||Dg(R) l(x_n, y)||^2, eps 1[l != 0]) (seed 004's h for
+ratio measures, generalized to any measure); pi comes from the Dirichlet-tree oracle model,
+refreshed with every answer. Items of one cell (block, loss code) share h and b, so a round
+is drawn per cell: a Binomial count, then the next items of the cell's random permutation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .measures import Measure
+from .oracle import DirichletTreeModel, prior_from_probabilities
+from .pool import Pool
+from .samplers import Proposal
+from .strata import partition_pool
+
+__all__ = ["water_fill", "BernoulliSampler", "Round"]
+
+
+def water_fill(h: np.ndarray, budget: float, counts: np.ndarray | None = None) -> np.ndarray:
+    """Inclusion probabilities minimizing ``sum counts * h^2 / b`` with ``sum counts * b =
+    budget`` and ``0 <= b <= 1`` (seed 004, App. B.1, Alg. 3), shape ``h.shape``.
+
+    ``counts`` (default 1) is the number of items sharing each h. The solution is
+    b = min(1, h / lam), the items with the largest h saturating first; h = 0 gets b = 0.
+    Sorts once: O(n log n).
+    """
+    h = np.asarray(h, dtype=float)
+    counts = np.ones_like(h) if counts is None else np.asarray(counts, dtype=float)
+    if np.any(h < 0) or not np.all(np.isfinite(h)):
+        raise ValueError("`h` must be finite and non-negative.")
+    total_items = counts[h > 0].sum()
+    if budget <= 0:
+        raise ValueError("`budget` must be positive.")
+    if budget >= total_items:
+        return (h > 0).astype(float)
+    order = np.argsort(-h, kind="stable")
+    hs, ns = h[order], counts[order]
+    # Saturating the first j cells leaves lam_j = (H - sum_{<j} n h) / (M - sum_{<j} n).
+    sat_items = np.concatenate([[0.0], np.cumsum(ns)])[:-1]
+    sat_mass = np.concatenate([[0.0], np.cumsum(ns * hs)])[:-1]
+    remaining = budget - sat_items
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = (hs @ ns - sat_mass) / remaining
+    # The first j (in sorted order) where cell j itself does not saturate is the solution.
+    feasible = (remaining > 0) & (hs <= lam)
+    j = int(np.argmax(feasible))
+    b_sorted = np.where(np.arange(len(hs)) < j, 1.0, hs / lam[j])
+    b = np.empty_like(h)
+    b[order] = np.minimum(b_sorted, 1.0)
+    return b
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round: ``items`` drawn (in presentation order) with inclusion probabilities ``pi``
+    (shape ``(n,)``), the round's planned expected size and the items sampled before it."""
+
+    items: np.ndarray
+    pi: np.ndarray
+    planned_size: float
+    n_before: int
+
+
+class BernoulliSampler:
+    """Online Bernoulli sampling in rounds of expected size ``round_size`` (seed 004 App. E).
+
+    The caller proposes and records one item at a time; within a round the items come in
+    random order. ``budget`` caps the planned size of the last round.
+    """
+
+    def __init__(
+        self,
+        pool: Pool,
+        measure: Measure,
+        deterministic: bool = True,
+        rng=None,
+        round_size: int = 50,
+        budget: int | None = None,
+        depth: int = 8,
+        branching: int = 2,
+        epsilon: float = 1e-6,
+    ):
+        if int(round_size) != round_size or round_size < 1:
+            raise ValueError(f"`round_size` must be a positive integer, got {round_size!r}.")
+        measure.check_pool(pool)
+        self.pool, self.measure = pool, measure
+        self.deterministic = True  # every item is sampled at most once
+        self.round_size, self.budget, self.epsilon = int(round_size), budget, epsilon
+        self.rng_ = np.random.default_rng(rng)
+        self.codes_ = measure.codes(pool)
+        self.n_codes_ = measure.n_codes(pool)
+        self.partition = partition_pool(pool, depth, branching)
+        self.model_ = DirichletTreeModel(
+            self.partition, prior_from_probabilities(pool.prob, self.partition)
+        )
+        key = self.partition.block * self.n_codes_ + self.codes_
+        present, self.cell_of_ = np.unique(key, return_inverse=True)
+        self.cell_block_, self.cell_code_ = present // self.n_codes_, present % self.n_codes_
+        self.cell_size_ = np.bincount(self.cell_of_)
+        self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
+        shuffled = self.rng_.permutation(pool.n_pool)
+        self.cell_items_ = shuffled[np.argsort(self.cell_of_[shuffled], kind="stable")]
+        self.cell_sampled_ = np.zeros(len(self.cell_size_), dtype=np.int64)
+        self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
+        self.labels_ = np.full(pool.n_pool, -1, dtype=np.int64)
+        self.rounds_: list[Round] = []
+        self._position = 0  # answers recorded in the current round
+        self._order: list[int] = []
+
+    @property
+    def n_labels(self) -> int:
+        return len(self._order)
+
+    def model_risk(self) -> np.ndarray:
+        unsampled = (self.cell_size_ - self.cell_sampled_)[:, None]
+        mass = np.zeros((self.n_codes_, self.pool.n_classes))
+        np.add.at(mass, self.cell_code_, unsampled * self.model_.response_[self.cell_block_])
+        if self._order:
+            items = np.asarray(self._order)
+            np.add.at(mass, (self.codes_[items], self.labels_[items]), 1.0)
+        return self.measure.expected_risk(mass) / self.pool.n_pool
+
+    def cell_h(self) -> np.ndarray:
+        """h per cell (seed 004 eq. 12 generalized), shape ``(n_cells,)``."""
+        sq_norm = self.measure.sq_norm_dg_loss(
+            self.model_risk(), self.n_codes_, self.pool.n_classes
+        )
+        floored = np.maximum(sq_norm, self.epsilon * self._nonzero)[self.cell_code_]
+        return np.sqrt(np.sum(floored * self.model_.response_[self.cell_block_], axis=1))
+
+    def inclusion_probabilities(self, planned_size: float) -> np.ndarray:
+        """b per cell for the next round, shape ``(n_cells,)``."""
+        unsampled = self.cell_size_ - self.cell_sampled_
+        return water_fill(self.cell_h() * (unsampled > 0), planned_size, unsampled)
+
+    def _start_round(self) -> None:
+        planned = float(self.round_size)
+        if self.budget is not None:
+            planned = float(min(planned, self.budget - self.n_labels))
+        unsampled = self.cell_size_ - self.cell_sampled_
+        if planned <= 0 or unsampled.sum() == 0:
+            raise RuntimeError("the label budget is used up or every item is labelled.")
+        b = self.inclusion_probabilities(planned)
+        chosen = self.rng_.binomial(unsampled, np.minimum(b, 1.0))
+        items, pi = [], []
+        for cell in np.flatnonzero(chosen):
+            start = self.cell_start_[cell] + self.cell_sampled_[cell]
+            items.append(self.cell_items_[start : start + chosen[cell]])
+            pi.append(np.full(chosen[cell], b[cell]))
+        self.cell_sampled_ += chosen
+        items = np.concatenate(items) if items else np.zeros(0, dtype=np.int64)
+        pi = np.concatenate(pi) if pi else np.zeros(0)
+        shown = self.rng_.permutation(len(items))
+        self.rounds_.append(Round(items[shown], pi[shown], planned, self.n_labels))
+        self._position = 0
+
+    def propose(self) -> Proposal:
+        while not self.rounds_ or self._position >= len(self.rounds_[-1].items):
+            self._start_round()
+        current = self.rounds_[-1]
+        pi = float(current.pi[self._position])
+        return Proposal(int(current.items[self._position]), pi, 1.0 / pi)
+
+    def record(self, label: int) -> None:
+        if not self.rounds_ or self._position >= len(self.rounds_[-1].items):
+            raise RuntimeError("`record` needs a pending proposal; call `propose` first.")
+        label = int(label)
+        if not 0 <= label < self.pool.n_classes:
+            raise ValueError(f"`label` must be a class code in 0..{self.pool.n_classes - 1}.")
+        item = int(self.rounds_[-1].items[self._position])
+        self.labels_[item] = label
+        self._order.append(item)
+        self._position += 1
+        self.model_.update(self.partition.block[item], label)

@@ -1,0 +1,47 @@
+"""Convergence diagnostics: KL divergence of proposals and the effective sample size."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .measures import Measure
+from .pool import Pool
+
+__all__ = ["kl_divergence", "optimal_proposal", "effective_sample_size", "true_risk"]
+
+
+def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
+    """D_KL(p || q) = sum_x p log(p / q) in nats; inf where q = 0 < p."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    support = p > 0
+    if np.any(q[support] <= 0):
+        return float("inf")
+    return float(np.sum(p[support] * np.log(p[support] / q[support])))
+
+
+def true_risk(pool: Pool, measure: Measure) -> np.ndarray:
+    """R on the whole pool from its true labels, shape ``(d,)``."""
+    if pool.y_true is None:
+        raise ValueError("the pool has no true-label column.")
+    codes = measure.codes(pool)
+    mass = np.zeros((measure.n_codes(pool), pool.n_classes))
+    np.add.at(mass, (codes, pool.y_true), 1.0)
+    return measure.expected_risk(mass) / pool.n_pool
+
+
+def optimal_proposal(pool: Pool, measure: Measure) -> np.ndarray:
+    """The asymptotically optimal proposal q*(x) ∝ ||Dg(R) l(x, y(x))|| for a deterministic
+    oracle with known labels (seed 003, Prop. 3, eq. 5), shape ``(N,)``."""
+    risk = true_risk(pool, measure)
+    codes = measure.codes(pool)
+    sq_norm = measure.sq_norm_dg_loss(risk, measure.n_codes(pool), pool.n_classes)
+    values = np.sqrt(sq_norm[codes, pool.y_true])
+    return values / values.sum()
+
+
+def effective_sample_size(weight: np.ndarray) -> float:
+    """Kish's effective sample size (sum w)^2 / sum w^2 of importance weights."""
+    weight = np.asarray(weight, dtype=float)
+    if len(weight) == 0 or not np.any(weight):
+        return 0.0
+    return float(weight.sum() ** 2 / np.sum(weight**2))

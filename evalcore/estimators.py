@@ -1,0 +1,354 @@
+"""Estimators of R and G = g(R) with their uncertainty, for every design.
+
+* importance sampling (passive, IS, AIS, OASIS): R = (1/n) sum w l (seed 003 eq. 1) with the
+  plug-in covariance of Sec. 3.3.2 and the delta method (Theorem 2);
+* stratified: Horvitz-Thompson and the difference (model-assisted) estimator (seed 002);
+* Bernoulli: Horvitz-Thompson per round, combined over rounds (seed 004 App. E), with the
+  unbiased Poisson-design variance and seed 004's Beta-fitted limits.
+
+Any design's answers can be re-estimated for another measure (sample reuse, Sec. 3.3.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from .bernoulli import BernoulliSampler
+from .measures import Measure
+from .samplers import ImportanceSampler
+from .stratified import StratifiedSampler
+
+__all__ = ["Estimate", "estimate", "estimate_is", "estimate_stratified", "estimate_bernoulli"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate of a measure with m components.
+
+    ``value`` (m,) and ``covariance`` (m, m) of the estimator; ``risk`` (d,) the estimate of
+    R. When the measure is not yet defined, ``value`` is NaN and ``reason`` says why.
+    ``df`` is the degrees of freedom of a t interval (seed 001 Sec. 2.3), where it applies.
+    """
+
+    value: np.ndarray
+    covariance: np.ndarray
+    risk: np.ndarray
+    n_labels: int
+    n_draws: int
+    component_names: tuple[str, ...]
+    reason: str | None = None
+    bounded: bool = True
+    interval_method: str = "normal"
+    df: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def defined(self) -> bool:
+        return self.reason is None
+
+    @property
+    def std_error(self) -> np.ndarray:
+        return np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+
+    def confidence_interval(
+        self, confidence_level: float = 0.95, method: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Pointwise two-sided interval per component: (low, high), each shape ``(m,)``.
+
+        ``method``: ``"normal"`` (delta method), ``"t"`` (Student t with ``df``), ``"beta"``
+        (seed 004: a Beta distribution with the estimate's mean and variance, for measures
+        in [0, 1]); default ``interval_method``. Bounded measures are clipped to [0, 1].
+        """
+        if not 0 < confidence_level < 1:
+            raise ValueError("`confidence_level` must lie strictly between 0 and 1.")
+        method = method or self.interval_method
+        if method not in ("normal", "t", "beta"):
+            raise ValueError(f"`method` must be 'normal', 't' or 'beta', got {method!r}.")
+        tail = (1 - confidence_level) / 2
+        se = self.std_error
+        if method == "t" and self.df and self.df > 0:
+            z = stats.t.ppf(1 - tail, self.df)
+        else:
+            z = stats.norm.ppf(1 - tail)
+        low, high = self.value - z * se, self.value + z * se
+        if method == "beta" and self.bounded:
+            low, high = _beta_limits(self.value, se**2, tail, low, high)
+        if self.bounded:
+            low, high = np.clip(low, 0, 1), np.clip(high, 0, 1)
+        return low, high
+
+    def region_contains(self, point: np.ndarray, confidence_level: float = 0.95) -> bool:
+        """Whether ``point`` (m,) lies in the confidence ellipsoid of seed 003 Sec. 3.3.2:
+        (G - G_hat)' Cov^-1 (G - G_hat) <= k (n - 1) / (n - k) F_{k, n-k}."""
+        diff = np.asarray(point, dtype=float) - self.value
+        k, n = len(diff), self.n_draws
+        statistic = diff @ np.linalg.pinv(self.covariance) @ diff
+        if n > k:
+            critical = k * (n - 1) / (n - k) * stats.f.ppf(confidence_level, k, n - k)
+        else:
+            critical = stats.chi2.ppf(confidence_level, k)
+        return bool(statistic <= critical)
+
+
+def _beta_limits(mean, var, tail, low, high):
+    low, high = low.copy(), high.copy()
+    ok = (mean > 0) & (mean < 1) & (var > 0) & (var < mean * (1 - mean))
+    if ok.any():
+        m, v = mean[ok], var[ok]
+        common = m * (1 - m) / v - 1
+        a, b = m * common, (1 - m) * common
+        low[ok], high[ok] = stats.beta.ppf(tail, a, b), stats.beta.ppf(1 - tail, a, b)
+    return low, high
+
+
+def _from_risk(risk, cov_risk, measure, n_labels, n_draws, **kwargs) -> Estimate:
+    """Delta method: G = g(R), Cov(G) = Dg Cov(R) Dg' (seed 003 Theorem 2)."""
+    m = measure.m
+    reason = measure.undefined_reason(risk)
+    if reason is None and not np.all(np.isfinite(cov_risk)):
+        reason = kwargs.pop("variance_reason", "the variance is not yet estimable")
+    kwargs.pop("variance_reason", None)
+    if reason is not None:
+        value = np.full(m, np.nan)
+        if reason and measure.m > 1:
+            value = measure.g(risk)  # vector measures: components may be defined individually
+        return Estimate(
+            value,
+            np.full((m, m), np.nan),
+            risk,
+            n_labels,
+            n_draws,
+            measure.component_names,
+            reason,
+            measure.bounded,
+            **kwargs,
+        )
+    value = measure.g(risk)
+    J = np.nan_to_num(measure.jacobian(risk), nan=0.0, posinf=0.0, neginf=0.0)
+    cov = J @ cov_risk @ J.T
+    return Estimate(
+        value,
+        cov,
+        risk,
+        n_labels,
+        n_draws,
+        measure.component_names,
+        None,
+        measure.bounded,
+        **kwargs,
+    )
+
+
+def estimate_is(
+    losses: np.ndarray,
+    weight: np.ndarray,
+    q_now: np.ndarray,
+    n_pool: int,
+    measure: Measure,
+    n_labels: int,
+    variance: str = "martingale",
+) -> Estimate:
+    """Importance-sampling estimate from ``n`` draws: R = (1/n) sum_j w_j l_j (seed 003 eq. 1).
+
+    ``losses`` (n, d) at the drawn items and answers; ``weight`` (n,) = p(x_j)/q_{j-1}(x_j);
+    ``q_now`` (n,) the latest proposal q_N(x_j). ``variance`` selects the covariance of R:
+
+    * ``"plugin"``: seed 003 Sec. 3.3.2, the asymptotic covariance under the latest proposal,
+      [(1/n) sum_j p(x_j)^2 l_j l_j' / (q_N(x_j) q_{j-1}(x_j)) - R R'] / n;
+    * ``"martingale"`` (default): the sample covariance of the terms w_j l_j, divided by n.
+      The terms are martingale differences around R, so this estimates (1/n) sum_j V_j of
+      Theorem 2 before the limit: the variance the draws actually had, including the early
+      ones made under poorer proposals, which the plug-in misses at small n.
+    """
+    if variance not in ("martingale", "plugin"):
+        raise ValueError(f"`variance` must be 'martingale' or 'plugin', got {variance!r}.")
+    n = len(weight)
+    d = measure.d
+    if n == 0:
+        return _from_risk(
+            np.zeros(d),
+            np.full((d, d), np.nan),
+            measure,
+            0,
+            0,
+            variance_reason="nothing labelled yet",
+        )
+    risk = weight @ losses / n
+    reason = "one draw is not enough for a variance"
+    matters = np.any(losses != 0, axis=1)
+    if n < 2:
+        cov = np.full((d, d), np.nan)
+    elif variance == "martingale":
+        terms = losses * weight[:, None] - risk
+        cov = terms.T @ terms / ((n - 1) * n)
+    elif np.any(matters & (q_now <= 0)):
+        cov = np.full((d, d), np.nan)
+        reason = (
+            "the current proposal gives zero probability to a labelled item this "
+            "measure needs, so the plug-in variance cannot be estimated"
+        )
+    else:
+        weight_now = np.zeros(n)
+        weight_now[matters] = 1.0 / (n_pool * q_now[matters])
+        second = (losses * (weight * weight_now)[:, None]).T @ losses / n
+        cov = (second - np.outer(risk, risk)) / n
+        cov = (cov + cov.T) / 2
+    return _from_risk(risk, cov, measure, n_labels, n, df=n - 1, variance_reason=reason)
+
+
+def estimate_stratified(
+    losses: np.ndarray,
+    stratum: np.ndarray,
+    stratum_size: np.ndarray,
+    measure: Measure,
+    predicted_losses: np.ndarray | None = None,
+    pool_predicted_risk: np.ndarray | None = None,
+) -> Estimate:
+    """Stratified estimate of R (seed 002): Horvitz-Thompson, or with ``predicted_losses``
+    (n, d) of the labelled items and ``pool_predicted_risk`` (d,) the difference estimator
+    R = mean_pool(m) + sum_h W_h mean_h(l - m).
+
+    Variance: sum_h W_h^2 (1 - n_h / N_h) S_h^2 / n_h; strata with a single label borrow the
+    pooled within-stratum covariance.
+    """
+    H, d = len(stratum_size), losses.shape[1] if losses.ndim == 2 else measure.d
+    n_h = np.bincount(stratum, minlength=H)
+    n = len(stratum)
+    if n == 0 or np.any(n_h == 0):
+        empty = int(np.argmax(n_h == 0)) if n else 0
+        return _from_risk(
+            np.zeros(d),
+            np.full((d, d), np.nan),
+            measure,
+            n,
+            n,
+            variance_reason=f"stratum {empty} has no label yet",
+        )
+    residual = losses if predicted_losses is None else losses - predicted_losses
+    W = stratum_size / stratum_size.sum()
+    means = np.zeros((H, d))
+    np.add.at(means, stratum, residual)
+    means /= n_h[:, None]
+    risk = W @ means
+    if predicted_losses is not None:
+        risk = risk + pool_predicted_risk
+    centred = residual - means[stratum]
+    scatter = np.zeros((H, d, d))
+    np.add.at(scatter, stratum, centred[:, :, None] * centred[:, None, :])
+    several = n_h >= 2
+    if several.any():
+        pooled = scatter[several].sum(axis=0) / (n_h[several] - 1).sum()
+        S2 = np.where(
+            several[:, None, None], scatter / np.maximum(n_h - 1, 1)[:, None, None], pooled
+        )
+        factor = W**2 * (1 - n_h / stratum_size) / n_h
+        cov = np.tensordot(factor, S2, axes=1)
+    else:
+        cov = np.full((d, d), np.nan)
+    return _from_risk(
+        risk, cov, measure, n, n, variance_reason="fewer than two labels in every stratum"
+    )
+
+
+def estimate_bernoulli(
+    sampler: BernoulliSampler, measure: Measure, codes: np.ndarray | None = None
+) -> Estimate:
+    """Horvitz-Thompson estimate combined over rounds (seed 004 App. E, eq. 122).
+
+    Round t, with inclusion probabilities b for the items not sampled before it, gives
+    R_t = (1/N) [sum_{sampled before} l + sum_{round t} l / b], conditionally unbiased; the
+    rounds are averaged with weights proportional to their planned sizes. Variance: the
+    rounds are martingale differences, so Var = sum_t lambda_t^2 V_t with the unbiased Poisson
+    estimate V_t = (1/N^2) sum_{round t} (1 - b) / b^2 l l'. A round in progress counts with
+    b scaled by the share of its items answered (they come in random order).
+    """
+    N = sampler.pool.n_pool
+    codes = measure.codes(sampler.pool) if codes is None else codes
+    order = np.asarray(sampler._order, dtype=np.int64)
+    d = measure.d
+    labels = sampler.labels_
+    estimates, variances, weights = [], [], []
+    known = np.zeros(d)
+    for round_ in sampler.rounds_:
+        start = round_.n_before
+        answered = min(len(round_.items), len(order) - start)
+        if len(round_.items) > 0 and answered == 0:
+            continue
+        items = round_.items[:answered]
+        share = answered / len(round_.items) if len(round_.items) else 1.0
+        pi = round_.pi[:answered] * share
+        losses = measure.loss(codes[items], labels[items]) if answered else np.zeros((0, d))
+        estimates.append((known + (losses / pi[:, None]).sum(axis=0)) / N)
+        scaled = losses * np.sqrt((1 - pi) / pi**2)[:, None]
+        variances.append(scaled.T @ scaled / N**2)
+        weights.append(round_.planned_size)
+        known = known + losses.sum(axis=0)
+    n = len(order)
+    if not estimates:
+        return _from_risk(
+            np.zeros(d),
+            np.full((d, d), np.nan),
+            measure,
+            0,
+            0,
+            variance_reason="nothing labelled yet",
+            interval_method="beta",
+        )
+    lam = np.asarray(weights) / np.sum(weights)
+    risk = lam @ np.asarray(estimates)
+    cov = np.tensordot(lam**2, np.asarray(variances), axes=1)
+    return _from_risk(risk, cov, measure, n, n, interval_method="beta")
+
+
+def estimate(
+    sampler,
+    measure: Measure | None = None,
+    difference: bool = False,
+    variance: str = "martingale",
+) -> Estimate:
+    """Estimate ``measure`` (default: the sampler's own) from the sampler's answers.
+
+    ``difference`` selects the difference estimator for stratified designs (seed 002);
+    ``variance`` the covariance of importance-sampling designs (see ``estimate_is``).
+    """
+    if measure is None or measure is sampler.measure:
+        measure, codes = sampler.measure, sampler.codes_
+    else:
+        measure.check_pool(sampler.pool)
+        codes = measure.codes(sampler.pool)
+    if isinstance(sampler, BernoulliSampler):
+        return estimate_bernoulli(sampler, measure, codes)
+    if isinstance(sampler, StratifiedSampler):
+        items, labels = sampler.labelled()
+        losses = measure.loss(codes[items], labels)
+        predicted = pool_risk = None
+        if difference:
+            predicted, pool_risk = _model_predictions(sampler.pool, measure, codes, items)
+        return estimate_stratified(
+            losses, sampler.stratum_[items], sampler.stratum_size_, measure, predicted, pool_risk
+        )
+    if isinstance(sampler, ImportanceSampler):
+        draws = sampler.draws()
+        losses = measure.loss(codes[draws.items], draws.labels)
+        q_now = sampler.pmf_of(draws.items)
+        return estimate_is(
+            losses, draws.weight, q_now, sampler.pool.n_pool, measure, sampler.n_labels, variance
+        )
+    raise TypeError(f"cannot estimate from a {type(sampler).__name__}.")
+
+
+def _model_predictions(pool, measure, codes, items):
+    """The classifier's expected loss m(x) = sum_y p(y|x) l(x, y) at ``items`` (n, d) and its
+    pool mean (d,), the ingredients of the difference estimator."""
+    n_codes, C = measure.n_codes(pool), pool.n_classes
+    per_class = np.stack(
+        [measure.loss(codes[items], np.full(len(items), y)) for y in range(C)], axis=1
+    )
+    predicted = np.einsum("ny,nyd->nd", pool.prob[items], per_class)
+    mass = np.zeros((n_codes, C))
+    for y in range(C):
+        mass[:, y] = np.bincount(codes, weights=pool.prob[:, y], minlength=n_codes)
+    return predicted, measure.expected_risk(mass) / pool.n_pool

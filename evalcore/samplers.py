@@ -1,0 +1,425 @@
+"""Importance-sampling designs: passive, static IS, AIS (seed 003 Algorithm 1) and OASIS.
+
+The caller owns the loop: ``propose()`` names the next item, ``record(label)`` stores the
+answer. Items are drawn with replacement from q; with a deterministic oracle a draw of an item
+already labelled carries its stored label (``Proposal.known_label``) and costs no new label.
+
+Items that share a block and a loss code ("cell") share their proposal mass, so a step works
+on cells (O(K x codes)) and on the few labelled items, never on the whole pool: a cell is
+drawn by mass, then an item inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .measures import Measure
+from .oracle import DirichletTreeModel, prior_from_probabilities
+from .pool import Pool
+from .strata import Partition, partition_pool
+
+__all__ = [
+    "Proposal",
+    "Draws",
+    "ImportanceSampler",
+    "PassiveSampler",
+    "StaticISSampler",
+    "AISSampler",
+    "OASISSampler",
+    "smoothed_probabilities",
+]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The next item to label. ``q`` is its proposal probability, ``weight`` = p(x)/q(x)
+    (or 1/pi for designs with inclusion probabilities); ``known_label`` is set when a
+    deterministic oracle already answered for this item."""
+
+    item: int
+    q: float
+    weight: float
+    known_label: int | None = None
+
+
+@dataclass(frozen=True)
+class Draws:
+    """The recorded draws of an importance-sampling design, each of shape ``(n_draws,)``:
+    item, label, ``q`` at draw time (q_{j-1}(x_j)) and ``weight`` = p(x_j) / q_{j-1}(x_j)."""
+
+    items: np.ndarray
+    labels: np.ndarray
+    q: np.ndarray
+    weight: np.ndarray
+
+
+def smoothed_probabilities(prob: np.ndarray, smoothing: float) -> np.ndarray:
+    """Seed 004 eq. 13: ``lambda * p + (1 - lambda) / C``; ``smoothing`` is lambda in [0, 1]."""
+    if not 0 <= smoothing <= 1:
+        raise ValueError(f"`smoothing` must lie in [0, 1], got {smoothing!r}.")
+    return smoothing * prob + (1 - smoothing) / prob.shape[1]
+
+
+class ImportanceSampler:
+    """Shared machinery of the importance-sampling designs over cells of items.
+
+    Subclasses set ``self.cell_of`` (N,) before calling ``_build_cells`` and implement
+    ``_cell_values`` (mass per item of each cell) and, when labelled items leave their cell
+    (``separate_labelled``), ``_labelled_values``.
+    """
+
+    separate_labelled = False
+    defensive = 0.0
+
+    def __init__(self, pool: Pool, measure: Measure, deterministic: bool = True, rng=None):
+        measure.check_pool(pool)
+        self.pool = pool
+        self.measure = measure
+        self.deterministic = deterministic
+        self.rng_ = np.random.default_rng(rng)
+        self.codes_ = measure.codes(pool)
+        self.n_codes_ = measure.n_codes(pool)
+        self.labels_ = np.full(pool.n_pool, -1, dtype=np.int64)  # stored answers
+        self.labelled_position_ = np.full(pool.n_pool, -1, dtype=np.int64)
+        self._items, self._labels, self._q, self._weight = [], [], [], []
+        self._labelled_items: list[int] = []
+        self._pending: Proposal | None = None
+
+    # -- cells --------------------------------------------------------------------------
+    def _build_cells(self, cell_of: np.ndarray) -> None:
+        """Group items by cell and shuffle within cells once: drawing "the next unlabelled
+        item of the cell's permutation" is then a uniform draw among its unlabelled items."""
+        self.cell_of_ = cell_of
+        self.cell_size_ = np.bincount(cell_of)
+        self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
+        shuffled = self.rng_.permutation(len(cell_of))
+        self.cell_items_ = shuffled[np.argsort(cell_of[shuffled], kind="stable")]
+        self.cell_unlabelled_ = self.cell_size_.astype(float)
+        self._masses_stale = True
+
+    def _refresh_masses(self) -> None:
+        self.cell_value_ = self._cell_values()
+        counts = self.cell_unlabelled_ if self.separate_labelled else self.cell_size_
+        labelled = self.separate_labelled and self._labelled_items
+        self.labelled_value_ = self._labelled_values() if labelled else np.zeros(0)
+        if self.defensive > 0:
+            # q -> (1 - delta) q + delta p(x) (seed 003 Sec. 3.3.1), in unnormalised values.
+            total = self.cell_value_ @ counts + self.labelled_value_.sum()
+            floor = self.defensive * total / self.pool.n_pool
+            self.cell_value_ = (1 - self.defensive) * self.cell_value_ + floor
+            self.labelled_value_ = (1 - self.defensive) * self.labelled_value_ + floor
+        self.cumulative_mass_ = np.cumsum(
+            np.concatenate([self.cell_value_ * counts, self.labelled_value_])
+        )
+        self._masses_stale = False
+
+    # -- public loop --------------------------------------------------------------------
+    @property
+    def n_labels(self) -> int:
+        """Distinct items labelled (the label budget counts these)."""
+        return len(self._labelled_items)
+
+    @property
+    def n_draws(self) -> int:
+        return len(self._items)
+
+    def propose(self) -> Proposal:
+        """Draw the next item from the current proposal (idempotent until ``record``)."""
+        if self._pending is not None:
+            return self._pending
+        if self._masses_stale:
+            self._refresh_masses()
+        total = self.cumulative_mass_[-1]
+        position = int(np.searchsorted(self.cumulative_mass_, self.rng_.random() * total, "right"))
+        n_cells = len(self.cell_size_)
+        if position >= n_cells:  # a labelled item, drawn by its own mass
+            item = self._labelled_items[position - n_cells]
+            value = self.labelled_value_[position - n_cells]
+        else:
+            item = self._item_in_cell(position)
+            value = self.cell_value_[position]
+        q = value / total
+        known = int(self.labels_[item]) if self.labels_[item] >= 0 else None
+        if not self.deterministic:
+            known = None
+        self._pending = Proposal(item, q, 1.0 / (self.pool.n_pool * q), known)
+        return self._pending
+
+    def _item_in_cell(self, cell: int) -> int:
+        start = self.cell_start_[cell]
+        if self.separate_labelled:
+            taken = int(self.cell_size_[cell] - self.cell_unlabelled_[cell])
+            return int(self.cell_items_[start + taken])
+        return int(self.cell_items_[start + self.rng_.integers(self.cell_size_[cell])])
+
+    def record(self, label: int) -> None:
+        """Store the answer for the pending proposal and update the design."""
+        if self._pending is None:
+            raise RuntimeError("`record` needs a pending proposal; call `propose` first.")
+        proposal, self._pending = self._pending, None
+        label = int(label)
+        if not 0 <= label < self.pool.n_classes:
+            raise ValueError(f"`label` must be a class code in 0..{self.pool.n_classes - 1}.")
+        item = proposal.item
+        new = self.labels_[item] < 0
+        if self.deterministic and not new and label != self.labels_[item]:
+            raise ValueError(
+                f"item {item} was labelled {self.labels_[item]} before; a deterministic oracle "
+                "cannot change its answer."
+            )
+        self._items.append(item)
+        self._labels.append(label)
+        self._q.append(proposal.q)
+        self._weight.append(proposal.weight)
+        if new:
+            self.labels_[item] = label
+            self.labelled_position_[item] = len(self._labelled_items)
+            self._labelled_items.append(item)
+            if self.separate_labelled:
+                self.cell_unlabelled_[self.cell_of_[item]] -= 1
+        self._update(item, label, proposal.weight, new)
+
+    def _update(self, item: int, label: int, weight: float, new: bool) -> None:
+        """Adapt the proposal after an answer (static designs do nothing)."""
+
+    def draws(self) -> Draws:
+        return Draws(
+            np.asarray(self._items, dtype=np.int64),
+            np.asarray(self._labels, dtype=np.int64),
+            np.asarray(self._q, dtype=float),
+            np.asarray(self._weight, dtype=float),
+        )
+
+    def pmf_of(self, items: np.ndarray) -> np.ndarray:
+        """Current proposal probability q_t(x) of ``items``, shape ``(n,)``."""
+        if self._masses_stale:
+            self._refresh_masses()
+        items = np.asarray(items, dtype=np.int64)
+        values = self.cell_value_[self.cell_of_[items]]
+        if self.separate_labelled:
+            position = self.labelled_position_[items]
+            own = position >= 0
+            values[own] = self.labelled_value_[position[own]]
+        return values / self.cumulative_mass_[-1]
+
+    def pmf(self) -> np.ndarray:
+        """The whole current proposal, shape ``(N,)`` (O(N): for tests and diagnostics)."""
+        return self.pmf_of(np.arange(self.pool.n_pool))
+
+
+class PassiveSampler(ImportanceSampler):
+    """Uniform sampling with replacement: q(x) = p(x) = 1/N, weight 1."""
+
+    def __init__(self, pool, measure, deterministic=True, rng=None):
+        super().__init__(pool, measure, deterministic, rng)
+        self._build_cells(np.zeros(pool.n_pool, dtype=np.int64))
+
+    def _cell_values(self):
+        return np.ones(1)
+
+
+def _optimal_values(sq_norm, nonzero, response, epsilon, deterministic):
+    """Per-item value v(x) of seed 003 Prop. 4 for items of one code, over classes.
+
+    ``sq_norm``, ``nonzero``: (n, C) ||Dg l(x, y)||^2 and 1[l(x, y) != 0]; ``response``: (n, C).
+    Deterministic: sum_y max(||Dg l||, eps 1[l != 0]) pi(y|x).
+    Stochastic: sqrt(sum_y max(||Dg l||^2, eps 1[l != 0]) p(y|x)).
+    """
+    if deterministic:
+        return np.sum(np.maximum(np.sqrt(sq_norm), epsilon * nonzero) * response, axis=1)
+    return np.sqrt(np.sum(np.maximum(sq_norm, epsilon * nonzero) * response, axis=1))
+
+
+class StaticISSampler(ImportanceSampler):
+    """Static importance sampling with the variance-minimizing proposal of seed 003 Prop. 4
+    (seed 001 Cor. 2-4 for F-measures), computed once from the classifier's probabilities.
+
+    Parameters
+    ----------
+    smoothing : float or None
+        lambda of seed 004 eq. 13; None uses the probabilities as given.
+    epsilon : float
+        The floor of Prop. 4, which keeps q > 0 wherever the loss can be non-zero.
+    """
+
+    def __init__(self, pool, measure, deterministic=True, rng=None, smoothing=None, epsilon=1e-3):
+        super().__init__(pool, measure, deterministic, rng)
+        prob = pool.prob if smoothing is None else smoothed_probabilities(pool.prob, smoothing)
+        self.epsilon = epsilon
+        C = pool.n_classes
+        mass = np.zeros((self.n_codes_, C))
+        for y in range(C):
+            mass[:, y] = np.bincount(self.codes_, weights=prob[:, y], minlength=self.n_codes_)
+        self.risk_ = measure.expected_risk(mass) / pool.n_pool
+        sq_norm = measure.sq_norm_dg_loss(self.risk_, self.n_codes_, C)
+        nonzero = measure.nonzero_loss(self.n_codes_, C)
+        self._values = _optimal_values(
+            sq_norm[self.codes_], nonzero[self.codes_], prob, epsilon, deterministic
+        )
+        # Every item is its own cell: the proposal is fixed, so the cumulative mass is built once.
+        self._build_cells(np.arange(pool.n_pool))
+
+    def _cell_values(self):
+        return self._values
+
+
+class AISSampler(ImportanceSampler):
+    """Adaptive importance sampling (seed 003 Algorithm 1), refreshed after every answer.
+
+    The proposal is Prop. 4's, on the Dirichlet-tree oracle model, with R estimated from the
+    model, R_t = (1/N) sum_x sum_y pi_t(y|x) l(x, y), and the epsilon floor of Prop. 5
+    (deterministic: eps_0 (1 - labelled fraction)) or Prop. 7 (stochastic: eps_0 / (t + 1)).
+    With ``defensive`` > 0 the proposal is mixed with p(x) (Sec. 3.3.1) for sample reuse.
+    """
+
+    separate_labelled = True
+
+    def __init__(
+        self,
+        pool,
+        measure,
+        deterministic=True,
+        rng=None,
+        depth=8,
+        branching=2,
+        partition: Partition | None = None,
+        epsilon=1e-3,
+        defensive=0.0,
+        em_tol=1e-5,
+        em_max_iter=500,
+    ):
+        super().__init__(pool, measure, deterministic, rng)
+        if not 0 <= defensive < 1:
+            raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
+        self.separate_labelled = deterministic
+        self.epsilon = epsilon
+        self.defensive = defensive
+        self.partition = partition or partition_pool(pool, depth, branching)
+        self.model_ = DirichletTreeModel(
+            self.partition,
+            prior_from_probabilities(pool.prob, self.partition),
+            deterministic=deterministic,
+            em_tol=em_tol,
+            em_max_iter=em_max_iter,
+        )
+        cell_key = self.partition.block * self.n_codes_ + self.codes_
+        present, cell_of = np.unique(cell_key, return_inverse=True)
+        self.cell_block_ = present // self.n_codes_
+        self.cell_code_ = present % self.n_codes_
+        self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
+        self._build_cells(cell_of)
+
+    @property
+    def epsilon_t(self) -> float:
+        if self.deterministic:
+            return self.epsilon * (1 - self.n_labels / self.pool.n_pool)
+        return self.epsilon / (self.n_draws + 1)
+
+    def model_risk(self) -> np.ndarray:
+        """R_t from the oracle model (labelled items at their answers), shape ``(d,)``."""
+        response = self.model_.response_[self.cell_block_]
+        weight = (self.cell_unlabelled_ if self.deterministic else self.cell_size_)[:, None]
+        mass = np.zeros((self.n_codes_, self.pool.n_classes))
+        np.add.at(mass, self.cell_code_, weight * response)
+        if self.deterministic and self._labelled_items:
+            items = np.asarray(self._labelled_items)
+            np.add.at(mass, (self.codes_[items], self.labels_[items]), 1.0)
+        return self.measure.expected_risk(mass) / self.pool.n_pool
+
+    def _cell_values(self):
+        self._sq_norm = self.measure.sq_norm_dg_loss(
+            self.model_risk(), self.n_codes_, self.pool.n_classes
+        )
+        values = _optimal_values(
+            self._sq_norm[self.cell_code_],
+            self._nonzero[self.cell_code_],
+            self.model_.response_[self.cell_block_],
+            self.epsilon_t,
+            self.deterministic,
+        )
+        return values
+
+    def _labelled_values(self):
+        items = np.asarray(self._labelled_items)
+        codes, labels = self.codes_[items], self.labels_[items]
+        values = np.maximum(np.sqrt(self._sq_norm[codes, labels]), self.epsilon_t)
+        return np.where(self._nonzero[codes, labels], values, 0.0)
+
+    def _update(self, item, label, weight, new):
+        block = self.partition.block[item]
+        if not self.deterministic:
+            self.model_.update(block, label, weight)
+        elif new:
+            self.model_.update(block, label)
+        else:
+            return  # a reused answer changes neither the model nor epsilon_t
+        self._masses_stale = True
+
+
+class OASISSampler(ImportanceSampler):
+    """OASIS (Marchant & Rubinstein, PVLDB 2017), the stratified adaptive baseline of seed 003.
+
+    Each stratum has a Beta-Bernoulli posterior of its positive rate (prior: ``prior_strength``
+    pseudo-labels at the stratum's mean classifier probability). The variance-minimizing
+    proposal is evaluated per stratum with R from the current importance-weighted estimate
+    (the model's while that is undefined), mixed with ``uniform_share`` of p(x); items are
+    drawn uniformly within a stratum, with replacement.
+    """
+
+    def __init__(
+        self,
+        pool,
+        measure,
+        deterministic=True,
+        rng=None,
+        n_strata=2**8,
+        prior_strength=2.0,
+        uniform_share=1e-3,
+    ):
+        super().__init__(pool, measure, deterministic, rng)
+        if pool.n_classes != 2:
+            raise ValueError("OASIS is defined for binary pools only.")
+        depth = 1
+        self.partition = partition_pool(pool, depth=depth, branching=int(n_strata))
+        prior = prior_from_probabilities(pool.prob, self.partition)[:, 1]
+        self.defensive = uniform_share
+        self.beta_pos_ = prior_strength * prior + 1e-3
+        self.beta_neg_ = prior_strength * (1 - prior) + 1e-3
+        self._build_cells(self.partition.block)
+        K = self.partition.n_blocks
+        self.code_share_ = np.zeros((K, self.n_codes_))
+        np.add.at(self.code_share_, (self.partition.block, self.codes_), 1.0)
+        self.code_share_ /= np.maximum(self.cell_size_, 1)[:, None]
+        self._nonzero = measure.nonzero_loss(self.n_codes_, 2)
+
+    def _risk(self) -> np.ndarray:
+        if self._items:
+            draws = self.draws()
+            losses = self.measure.loss(self.codes_[draws.items], draws.labels)
+            risk = draws.weight @ losses / len(draws.items)
+            if self.measure.undefined_reason(risk) is None:
+                return risk
+        pos = self.beta_pos_ / (self.beta_pos_ + self.beta_neg_)
+        mass = self.code_share_ * self.cell_size_[:, None]
+        mass = np.stack([mass.T @ (1 - pos), mass.T @ pos], axis=1)
+        return self.measure.expected_risk(mass) / self.pool.n_pool
+
+    def _cell_values(self):
+        sq_norm = self.measure.sq_norm_dg_loss(self._risk(), self.n_codes_, 2)
+        sq_norm = np.maximum(sq_norm, 1e-12 * self._nonzero)
+        pos = self.beta_pos_ / (self.beta_pos_ + self.beta_neg_)
+        expected = (self.code_share_ @ sq_norm[:, 0]) * (1 - pos) + (
+            self.code_share_ @ sq_norm[:, 1]
+        ) * pos
+        return np.sqrt(expected)
+
+    def _update(self, item, label, weight, new):
+        if new or not self.deterministic:
+            stratum = self.partition.block[item]
+            if label == 1:
+                self.beta_pos_[stratum] += 1
+            else:
+                self.beta_neg_[stratum] += 1
+        self._masses_stale = True

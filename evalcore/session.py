@@ -1,0 +1,170 @@
+"""A labelling session: pool + measure + sampler + the ordered log of answers.
+
+The log and the seed are the only state: the sampler is rebuilt and the log replayed to undo,
+resume or load, which reproduces the identical proposals and estimate. Draws of items a
+deterministic oracle already answered are recorded from the stored answer without asking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .bernoulli import BernoulliSampler
+from .estimators import Estimate, estimate
+from .measures import Measure, get_measure
+from .pool import Pool
+from .samplers import AISSampler, OASISSampler, PassiveSampler, Proposal, StaticISSampler
+from .stratified import StratifiedSampler
+
+__all__ = ["Session", "make_sampler", "SAMPLER_NAMES", "SessionError", "pool_fingerprint"]
+
+SAMPLER_NAMES = ("ais", "ais-1", "bernoulli", "is", "stratified", "neyman", "passive", "oasis")
+_FORMAT_VERSION = 1
+
+
+class SessionError(ValueError):
+    """A session cannot be built, replayed or loaded."""
+
+
+def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
+    """Build a sampler by name (see ``SAMPLER_NAMES``); ``options`` go to its constructor."""
+    rng = np.random.default_rng(seed)
+    deterministic = options.pop("deterministic", True)
+    if name == "passive":
+        return PassiveSampler(pool, measure, deterministic, rng)
+    if name == "is":
+        return StaticISSampler(pool, measure, deterministic, rng, **options)
+    if name == "ais":
+        return AISSampler(pool, measure, deterministic, rng, **options)
+    if name == "ais-1":
+        n_blocks = options.pop("n_blocks", 2**8)
+        return AISSampler(pool, measure, deterministic, rng, depth=1, branching=n_blocks, **options)
+    if name == "oasis":
+        return OASISSampler(pool, measure, deterministic, rng, **options)
+    if name in ("stratified", "neyman"):
+        allocation = "neyman" if name == "neyman" else "proportional"
+        return StratifiedSampler(pool, measure, rng=rng, allocation=allocation, **options)
+    if name == "bernoulli":
+        return BernoulliSampler(pool, measure, rng=rng, **options)
+    raise SessionError(f"Unknown sampler `{name}`; choose one of: {', '.join(SAMPLER_NAMES)}.")
+
+
+def pool_fingerprint(pool: Pool) -> str:
+    """A short hash of the pool's ids, scores and predictions, to refuse a mismatched pool."""
+    digest = hashlib.sha256()
+    for array in (np.asarray(pool.ids).astype(str), pool.scores, pool.y_pred):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclass
+class Session:
+    """Pool, measure, sampler and the answer log; ``log`` holds (item index, label) pairs of
+    the answers the expert gave (reused answers are derived, not logged)."""
+
+    pool: Pool
+    measure_name: str
+    sampler_name: str
+    seed: int = 0
+    budget: int | None = None
+    options: dict = field(default_factory=dict)
+    log: list[tuple[int, int]] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.measure = get_measure(self.measure_name, self.pool.n_classes)
+        answers, self.log = list(self.log), []
+        self._rebuild()
+        for item, label in answers:
+            self.record(item, label)
+
+    def _rebuild(self) -> None:
+        options = dict(self.options)
+        if self.sampler_name == "bernoulli" and self.budget is not None:
+            options.setdefault("budget", self.budget)
+        self.sampler = make_sampler(
+            self.sampler_name, self.pool, self.measure, self.seed, **options
+        )
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.log)
+
+    @property
+    def done(self) -> bool:
+        return self.budget is not None and self.n_labels >= self.budget
+
+    def next_item(self) -> Proposal:
+        """The next item that needs the expert's answer; reused answers are recorded here."""
+        if self.done:
+            raise SessionError("the label budget is used up.")
+        while True:
+            proposal = self.sampler.propose()
+            if proposal.known_label is None:
+                return proposal
+            self.sampler.record(proposal.known_label)
+
+    def record(self, item: int, label: int) -> None:
+        """Record the expert's ``label`` for ``item`` (which must be the proposed item)."""
+        proposal = self.next_item()
+        if int(item) != proposal.item:
+            raise SessionError(
+                f"the answer is for item {item} but the sampler proposed item {proposal.item}; "
+                "the log does not belong to this pool, seed or sampler."
+            )
+        self.sampler.record(label)
+        self.log.append((int(item), int(label)))
+
+    def undo(self) -> None:
+        """Forget the last answer: rebuild from the seed and replay the shorter log."""
+        if not self.log:
+            raise SessionError("there is no answer to undo.")
+        answers = self.log[:-1]
+        self.log = []
+        self._rebuild()
+        for item, label in answers:
+            self.record(item, label)
+
+    def estimate(self, measure_name: str | None = None) -> Estimate:
+        """The estimate of the session's measure, or of another one (sample reuse)."""
+        if measure_name is None:
+            return estimate(self.sampler)
+        return estimate(self.sampler, get_measure(measure_name, self.pool.n_classes))
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": _FORMAT_VERSION,
+                "pool": pool_fingerprint(self.pool),
+                "measure": self.measure_name,
+                "sampler": self.sampler_name,
+                "seed": self.seed,
+                "budget": self.budget,
+                "options": self.options,
+                "log": [[item, label] for item, label in self.log],
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str, pool: Pool) -> Session:
+        """Load a session saved by ``to_json`` onto ``pool`` and replay its log."""
+        try:
+            data = json.loads(text)
+            if data.get("version") != _FORMAT_VERSION:
+                raise SessionError(f"unsupported session format {data.get('version')!r}.")
+            if data["pool"] != pool_fingerprint(pool):
+                raise SessionError("the session was saved for a different pool.")
+            return cls(
+                pool,
+                data["measure"],
+                data["sampler"],
+                int(data["seed"]),
+                data["budget"],
+                dict(data["options"]),
+                [(int(i), int(y)) for i, y in data["log"]],
+            )
+        except (KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise SessionError(f"the session file is malformed ({exc}).") from None

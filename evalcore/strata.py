@@ -1,0 +1,87 @@
+"""Partitions of the pool by score: CSF and equal-width bins, and the hierarchical tree.
+
+The bins are ordered by score and associated with the leaves of a complete tree of the
+chosen depth and branching in breadth-first order (seed 003, Sec. 5.2 and App. I); for a
+complete tree that is left-to-right order, so bin k is leaf k. Depth 1 is the flat partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .pool import Pool
+
+__all__ = ["Partition", "csf_edges", "equal_width_edges", "partition_pool", "stratify_scores"]
+
+_CSF_HISTOGRAM_BINS_PER_STRATUM = 64
+
+
+def csf_edges(scores: np.ndarray, n_bins: int) -> np.ndarray:
+    """Inner bin edges, shape ``(n_bins - 1,)``, by the cumulative square-root frequency rule.
+
+    Dalenius & Hodges (1959), as used in seed 003 Sec. 5.2: histogram the scores finely, and
+    cut the cumulative sum of sqrt(frequency) into ``n_bins`` equal parts.
+    """
+    lo, hi = float(scores.min()), float(scores.max())
+    if lo == hi:
+        return np.full(n_bins - 1, hi)
+    n_fine = max(_CSF_HISTOGRAM_BINS_PER_STRATUM * n_bins, 1000)
+    counts, fine_edges = np.histogram(scores, bins=n_fine, range=(lo, hi))
+    cum = np.cumsum(np.sqrt(counts))
+    targets = cum[-1] * np.arange(1, n_bins) / n_bins
+    # Cut at the upper edge of the fine bin where the cumulative sum first reaches the target.
+    return fine_edges[1:][np.searchsorted(cum, targets, side="left")]
+
+
+def equal_width_edges(scores: np.ndarray, n_bins: int) -> np.ndarray:
+    """Inner bin edges, shape ``(n_bins - 1,)``, splitting the score range into equal widths."""
+    return np.linspace(scores.min(), scores.max(), n_bins + 1)[1:-1]
+
+
+def stratify_scores(scores: np.ndarray, n_bins: int, method: str = "csf") -> np.ndarray:
+    """Bin index in ``0..n_bins-1`` of each score, shape ``(N,)``."""
+    edges = {"csf": csf_edges, "equal_width": equal_width_edges}
+    if method not in edges:
+        raise ValueError(f"`method` must be 'csf' or 'equal_width', got {method!r}.")
+    return np.searchsorted(edges[method](scores, n_bins), scores, side="right")
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """A complete tree of ``depth`` levels and ``branching`` children per node over the pool.
+
+    ``block`` (N,) is the leaf of every item; ``sizes`` (K,) the items per leaf, K =
+    branching ** depth. Nodes at level l (1..depth) are numbered left to right; the node at
+    level l above leaf k is ``k // branching ** (depth - l)``.
+    """
+
+    block: np.ndarray
+    sizes: np.ndarray
+    depth: int
+    branching: int
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.sizes)
+
+
+def partition_pool(
+    pool: Pool, depth: int = 8, branching: int = 2, method: str = "csf"
+) -> Partition:
+    """Bin the pool's scores into ``branching ** depth`` blocks and build the tree."""
+    if int(depth) != depth or depth < 1:
+        raise ValueError(f"`depth` must be a positive integer, got {depth!r}.")
+    if int(branching) != branching or branching < 2:
+        raise ValueError(f"`branching` must be an integer >= 2, got {branching!r}.")
+    n_blocks = branching**depth
+    if n_blocks > pool.n_pool:
+        raise ValueError(
+            f"the tree has {n_blocks} leaves but the pool only {pool.n_pool} items; "
+            "use a smaller `depth` or `branching`."
+        )
+    scores = pool.binary_scores if pool.n_classes == 2 else pool.prob.max(axis=1)
+    block = stratify_scores(scores, n_blocks, method)
+    sizes = np.bincount(block, minlength=n_blocks)
+    return Partition(block=block, sizes=sizes, depth=int(depth), branching=int(branching))
