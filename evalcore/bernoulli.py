@@ -75,7 +75,10 @@ class BernoulliSampler:
     """Online Bernoulli sampling in rounds of expected size ``round_size`` (seed 004 App. E).
 
     The caller proposes and records one item at a time; within a round the items come in
-    random order. ``budget`` caps the planned size of the last round.
+    random order. With a ``budget`` the rounds are planned up front, sizes round_size, ...,
+    and the remainder, so the expected number of labels is the budget; the plan is fixed
+    before any answer so that the estimator's round weights are too (its unbiasedness needs
+    that). Without a budget rounds continue until the caller stops.
     """
 
     def __init__(
@@ -96,6 +99,12 @@ class BernoulliSampler:
         self.pool, self.measure = pool, measure
         self.deterministic = True  # every item is sampled at most once
         self.round_size, self.budget, self.epsilon = int(round_size), budget, epsilon
+        self.planned_sizes_: list[float] | None = None
+        if budget is not None:
+            if int(budget) != budget or budget < 1:
+                raise ValueError(f"`budget` must be a positive integer, got {budget!r}.")
+            full, rest = divmod(int(budget), self.round_size)
+            self.planned_sizes_ = [float(self.round_size)] * full + ([float(rest)] if rest else [])
         self.rng_ = np.random.default_rng(rng)
         self.codes_ = measure.codes(pool)
         self.n_codes_ = measure.n_codes(pool)
@@ -143,14 +152,24 @@ class BernoulliSampler:
         unsampled = self.cell_size_ - self.cell_sampled_
         return water_fill(self.cell_h() * (unsampled > 0), planned_size, unsampled)
 
+    @property
+    def finished(self) -> bool:
+        """Every planned round is drawn and answered (never, without a budget)."""
+        if self.planned_sizes_ is None:
+            return self.n_labels >= self.pool.n_pool
+        return len(self.rounds_) == len(self.planned_sizes_) and self._position >= len(
+            self.rounds_[-1].items
+        )
+
     def _start_round(self) -> None:
-        planned = float(self.round_size)
-        if self.budget is not None:
-            planned = float(min(planned, self.budget - self.n_labels))
+        if self.finished:
+            raise RuntimeError("every planned round is done (the label budget is used).")
+        if self.planned_sizes_ is None:
+            planned = float(self.round_size)
+        else:
+            planned = self.planned_sizes_[len(self.rounds_)]
         unsampled = self.cell_size_ - self.cell_sampled_
-        if planned <= 0 or unsampled.sum() == 0:
-            raise RuntimeError("the label budget is used up or every item is labelled.")
-        b = self.inclusion_probabilities(planned)
+        b = self.inclusion_probabilities(planned) if unsampled.sum() else np.zeros(len(unsampled))
         chosen = self.rng_.binomial(unsampled, np.minimum(b, 1.0))
         items, pi = [], []
         for cell in np.flatnonzero(chosen):

@@ -260,7 +260,9 @@ def estimate_bernoulli(
 
     Round t, with inclusion probabilities b for the items not sampled before it, gives
     R_t = (1/N) [sum_{sampled before} l + sum_{round t} l / b], conditionally unbiased; the
-    rounds are averaged with weights proportional to their planned sizes. Variance: the
+    rounds are averaged with weights proportional to their planned sizes, which the sampler
+    fixes before the first answer when it has a budget (then the average is exactly unbiased;
+    without one, the number of rounds is wherever the caller stopped). Variance: the
     rounds are martingale differences, so Var = sum_t lambda_t^2 V_t with the unbiased Poisson
     estimate V_t = (1/N^2) sum_{round t} (1 - b) / b^2 l l'. A round in progress counts with
     b scaled by the share of its items answered (they come in random order).

@@ -95,6 +95,11 @@ class Session:
 
     @property
     def done(self) -> bool:
+        """The budget is used: distinct labels for the importance-sampling and stratified
+        designs; for Bernoulli sampling all planned rounds (the budget is their expected size).
+        """
+        if isinstance(self.sampler, BernoulliSampler):
+            return self.sampler.finished
         return self.budget is not None and self.n_labels >= self.budget
 
     def next_item(self) -> Proposal:

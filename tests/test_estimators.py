@@ -1,0 +1,204 @@
+"""Exact unbiasedness of the estimators of R, intervals, undefined estimates, sample reuse."""
+
+import copy
+import itertools
+
+import numpy as np
+import pytest
+from conftest import synthetic_pool
+from scipy import stats
+
+import evalcore as ec
+from evalcore.bernoulli import Round
+
+
+def losses_of(pool, measure, items):
+    return measure.loss(measure.codes(pool)[items], pool.y_true[items])
+
+
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        ("passive", {}),
+        ("is", {}),
+        ("ais", {"depth": 3}),
+        ("ais", {"depth": 3, "defensive": 0.2}),
+        ("oasis", {"n_strata": 8}),
+    ],
+)
+@pytest.mark.parametrize("measure_name", ["f1", "accuracy", "pr_curve:4", "balanced_accuracy"])
+def test_one_draw_is_unbiased_for_R_summed_over_the_pmf(name, options, measure_name):
+    """E_q[w l] = sum_x q(x) p(x) / q(x) l(x, y(x)) = R, at every step of the design."""
+    pool = synthetic_pool(n=200, positive_rate=0.1, seed=7)
+    measure = ec.get_measure(measure_name)
+    sampler = ec.make_sampler(name, pool, measure, 0, **options)
+    truth = ec.true_risk(pool, measure)
+    all_losses = losses_of(pool, measure, np.arange(pool.n_pool))
+    for _ in range(3):
+        pmf = sampler.pmf()
+        weight = np.divide(1.0, pool.n_pool * pmf, out=np.zeros_like(pmf), where=pmf > 0)
+        np.testing.assert_allclose((pmf * weight) @ all_losses, truth, rtol=0, atol=1e-12)
+        for _ in range(20):
+            sampler.record(pool.y_true[sampler.propose().item])
+
+
+def _bernoulli_setup():
+    pool = synthetic_pool(n=8, positive_rate=0.4, seed=1)
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("bernoulli", pool, measure, 0, depth=1, branching=2, round_size=3)
+    return pool, measure, sampler
+
+
+def _take_round(sampler, pool, items, b_item, planned, update_model=True):
+    sampler.rounds_.append(
+        Round(np.asarray(items, dtype=np.int64), b_item[items], planned, sampler.n_labels)
+    )
+    for item in items:
+        sampler.labels_[item] = pool.y_true[item]
+        sampler._order.append(int(item))
+        sampler.cell_sampled_[sampler.cell_of_[item]] += 1
+        if update_model:
+            sampler.model_.update(sampler.partition.block[item], pool.y_true[item])
+
+
+def _branch(sampler):
+    """A copy that shares the model but not the answers (enough to estimate)."""
+    twin = copy.copy(sampler)
+    twin.rounds_, twin._order = list(sampler.rounds_), list(sampler._order)
+    twin.labels_, twin.cell_sampled_ = sampler.labels_.copy(), sampler.cell_sampled_.copy()
+    return twin
+
+
+def _outcomes(candidates, b_item):
+    for chosen in itertools.product([0, 1], repeat=len(candidates)):
+        chosen = np.array(chosen, dtype=bool)
+        probability = np.prod(np.where(chosen, b_item[candidates], 1 - b_item[candidates]))
+        yield candidates[chosen], probability
+
+
+def test_bernoulli_horvitz_thompson_is_exactly_unbiased_over_all_outcomes_of_two_rounds():
+    """Every outcome of round 1 and, given it, of round 2 (whose probabilities depend on the
+    round-1 answers through the oracle model): 3^8 weighted cases on an 8-item pool."""
+    pool, measure, fresh = _bernoulli_setup()
+    truth = ec.true_risk(pool, measure)
+    b1 = fresh.inclusion_probabilities(3.0)[fresh.cell_of_]
+    everything = np.arange(pool.n_pool)
+    mean_one, mean_two, total = np.zeros(measure.d), np.zeros(measure.d), 0.0
+    for first, p1 in _outcomes(everything, b1):
+        _, _, sampler = _bernoulli_setup()
+        _take_round(sampler, pool, first, b1, 3.0)
+        mean_one += p1 * ec.estimate(sampler).risk
+        total += p1
+        rest = np.setdiff1d(everything, first)
+        b2 = np.zeros(pool.n_pool)
+        if len(rest):
+            b2 = sampler.inclusion_probabilities(3.0)[sampler.cell_of_]
+        for second, p2 in _outcomes(rest, b2):
+            replay = _branch(sampler)
+            _take_round(replay, pool, second, b2, 3.0, update_model=False)
+            mean_two += p1 * p2 * ec.estimate(replay).risk
+    assert total == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(mean_one, truth, atol=1e-12)
+    np.testing.assert_allclose(mean_two, truth, atol=1e-12)
+
+
+@pytest.mark.parametrize("difference", [False, True])
+def test_stratified_estimators_are_exactly_unbiased_over_all_samples(difference):
+    pool = synthetic_pool(n=10, positive_rate=0.4, seed=3)
+    measure = ec.get_measure("recall")
+    stratum = (pool.scores > np.median(pool.scores)).astype(int)
+    sizes = np.bincount(stratum)
+    codes = measure.codes(pool)
+    pool_losses = measure.loss(codes, pool.y_true)
+    predicted = sum(
+        pool.prob[:, [y]] * measure.loss(codes, np.full(pool.n_pool, y)) for y in (0, 1)
+    )
+    members = [np.flatnonzero(stratum == h) for h in (0, 1)]
+    mean, count = np.zeros(measure.d), 0
+    for a in itertools.combinations(members[0], 2):
+        for b in itertools.combinations(members[1], 3):
+            items = np.array(a + b)
+            kwargs = {}
+            if difference:
+                kwargs = dict(
+                    predicted_losses=predicted[items], pool_predicted_risk=predicted.mean(axis=0)
+                )
+            est = ec.estimate_stratified(
+                pool_losses[items], stratum[items], sizes, measure, **kwargs
+            )
+            mean += est.risk
+            count += 1
+    np.testing.assert_allclose(mean / count, pool_losses.mean(axis=0), atol=1e-12)
+
+
+def test_beta_limits_match_the_beta_distribution_with_the_same_mean_and_variance():
+    est = ec.Estimate(
+        np.array([0.3]), np.array([[0.01]]), np.zeros(2), 10, 10, ("f1",), interval_method="beta"
+    )
+    low, high = est.confidence_interval(0.9)
+    common = 0.3 * 0.7 / 0.01 - 1
+    a, b = 0.3 * common, 0.7 * common
+    assert stats.beta.mean(a, b) == pytest.approx(0.3)
+    assert stats.beta.var(a, b) == pytest.approx(0.01)
+    assert low[0] == pytest.approx(stats.beta.ppf(0.05, a, b))
+    assert high[0] == pytest.approx(stats.beta.ppf(0.95, a, b))
+    normal_low, _ = est.confidence_interval(0.9, method="normal")
+    assert normal_low[0] == pytest.approx(0.3 - stats.norm.ppf(0.95) * 0.1)
+
+
+def test_t_interval_uses_the_draws_degrees_of_freedom():
+    est = ec.Estimate(np.array([0.5]), np.array([[0.0004]]), np.zeros(1), 5, 5, ("acc",), df=4)
+    low, high = est.confidence_interval(0.95, method="t")
+    assert high[0] - 0.5 == pytest.approx(stats.t.ppf(0.975, 4) * 0.02)
+    assert 0.5 - low[0] == pytest.approx(stats.t.ppf(0.975, 4) * 0.02)
+
+
+def test_confidence_region_is_the_f_ellipsoid():
+    cov = np.array([[0.01, 0.002], [0.002, 0.02]])
+    est = ec.Estimate(np.array([0.5, 0.6]), cov, np.zeros(3), 50, 50, ("p", "r"))
+    critical = 2 * 49 / 48 * stats.f.ppf(0.95, 2, 48)
+    direction = np.array([1.0, -0.5])
+    scale = np.sqrt(critical / (direction @ np.linalg.inv(cov) @ direction))
+    assert est.region_contains(est.value + 0.999 * scale * direction)
+    assert not est.region_contains(est.value + 1.001 * scale * direction)
+
+
+def test_undefined_estimate_says_why_instead_of_returning_zero():
+    pool = synthetic_pool(n=500, positive_rate=0.02, seed=1)
+    sampler = ec.make_sampler("passive", pool, ec.get_measure("precision"), 0)
+    est = ec.estimate(sampler)
+    assert not est.defined and np.isnan(est.value[0])
+    assert est.reason
+    negatives = np.flatnonzero(pool.y_pred == 0)
+    while True:  # answer only predicted negatives: precision stays undefined
+        proposal = sampler.propose()
+        if proposal.item not in negatives:
+            break
+        sampler.record(pool.y_true[proposal.item])
+    est = ec.estimate(sampler)
+    if sampler.n_draws:
+        assert est.reason == "no predicted positive labelled yet"
+        assert np.isnan(est.confidence_interval()[0][0])
+
+
+@pytest.mark.parametrize(
+    "name", ["passive", "is", "ais", "oasis", "stratified", "neyman", "bernoulli"]
+)
+def test_any_design_can_be_re_estimated_for_another_measure(name):
+    pool = synthetic_pool(n=1500, positive_rate=0.1, seed=2)
+    options = {"depth": 4} if name in ("ais", "bernoulli") else {}
+    sampler = ec.make_sampler(name, pool, ec.get_measure("f1"), 0, **options)
+    for _ in range(300):
+        sampler.record(pool.y_true[sampler.propose().item])
+    for other in ("accuracy", "recall", "pr_curve:5"):
+        measure = ec.get_measure(other)
+        est = ec.estimate(sampler, measure)
+        truth = measure.g(ec.true_risk(pool, measure))
+        assert est.value.shape == truth.shape
+        finite = np.isfinite(est.value) & np.isfinite(truth)
+        assert finite.any()
+        # loose sanity: within 6 standard errors where both are defined; curve components
+        # far from the proposal's target can see no discordant draw (standard error 0)
+        slack = 0.05 if measure.m == 1 else 0.15
+        se = est.std_error[finite]
+        assert np.all(np.abs(est.value[finite] - truth[finite]) <= 6 * se + slack)

@@ -1,0 +1,110 @@
+"""The Dirichlet-tree model: EM against a brute-force MAP, the stochastic predictive by hand."""
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import synthetic_pool
+from scipy.optimize import minimize
+from scipy.special import log_softmax
+
+import evalcore as ec
+
+
+def tiny_model(em_tol=1e-13, em_max_iter=5000):
+    pool = synthetic_pool(n=24, positive_rate=0.4, seed=3)
+    partition = ec.partition_pool(pool, depth=2, branching=2)
+    prior = ec.prior_from_probabilities(pool.prob, partition)
+    model = ec.DirichletTreeModel(partition, prior, em_tol=em_tol, em_max_iter=em_max_iter)
+    return pool, partition, prior, model
+
+
+def brute_force_response(model, prior):
+    """Maximize the observed-data log posterior over theta and every node's branch
+    probabilities directly (BFGS on softmax coordinates), then return pi(y|k)."""
+    C = prior.shape[1]
+    K = prior.shape[0]
+    n_nodes = 2 + 4  # depth 2, branching 2: level 1 and level 2 (the leaves)
+    beta = np.vstack([1 + prior.reshape(2, 2, C).sum(axis=1), 4 + prior])
+    alpha = 1 + prior.sum(axis=0)
+
+    def unpack(z):
+        log_theta = log_softmax(z[:C])
+        log_b = log_softmax(z[C:].reshape(n_nodes // 2, 2, C), axis=1).reshape(n_nodes, C)
+        parent = np.repeat(log_b[:2], 2, axis=0)
+        return log_theta, log_b, parent + log_b[2:]
+
+    def negative_log_posterior(z):
+        log_theta, log_b, log_psi = unpack(z)
+        log_joint = log_theta + log_psi
+        value = np.sum(model.observed_ * log_joint)
+        value += model.unobserved_ @ np.log(np.exp(log_joint).sum(axis=1))
+        value += np.sum((alpha - 1) * log_theta) + np.sum((beta - 1) * log_b)
+        return -value
+
+    z0 = np.zeros(C + n_nodes * C)
+    result = minimize(negative_log_posterior, z0, method="BFGS", options={"gtol": 1e-10})
+    log_theta, _, log_psi = unpack(result.x)
+    joint = np.exp(log_theta + log_psi)
+    assert K == 4
+    return joint / joint.sum(axis=1, keepdims=True)
+
+
+def test_em_reaches_the_brute_force_map_on_a_tiny_tree():
+    pool, partition, prior, model = tiny_model()
+    labelled = [0, 5, 11, 17, 23]
+    for item in labelled:
+        model.update(partition.block[item], pool.y_true[item])
+    expected = brute_force_response(model, prior)
+    np.testing.assert_allclose(model.response_, expected, atol=1e-5)
+    # and EM's answer is a stationary point: one more EM step does not move it
+    np.testing.assert_allclose(model._em_map(model.response_)[0], model.response_, atol=1e-7)
+
+
+def test_em_never_lowers_the_observed_data_log_posterior():
+    pool, partition, prior, model = tiny_model()
+    model.update(partition.block[3], 1)
+    response = prior / prior.sum(axis=1, keepdims=True)
+    values = []
+    for _ in range(30):
+        response, value = model._em_map(response)
+        values.append(value)
+    assert np.all(np.diff(values) >= -1e-9)
+
+
+def test_em_iteration_cap_warns():
+    pool = synthetic_pool(n=24, positive_rate=0.4, seed=3)
+    partition = ec.partition_pool(pool, depth=2, branching=2)
+    prior = ec.prior_from_probabilities(pool.prob, partition)
+    with pytest.warns(ec.EMConvergenceWarning, match="em_max_iter=1"):
+        ec.DirichletTreeModel(partition, prior, em_tol=1e-15, em_max_iter=1)
+
+
+def test_stochastic_posterior_predictive_matches_equation_14_by_hand():
+    pool = synthetic_pool(n=40, seed=4)
+    partition = ec.partition_pool(pool, depth=2, branching=2)
+    prior = ec.prior_from_probabilities(pool.prob, partition)
+    model = ec.DirichletTreeModel(partition, prior, deterministic=False)
+    model.update(np.array([1, 1, 3]), np.array([1, 0, 1]), np.array([2.0, 0.5, 4.0]))
+    counts = np.zeros((4, 2))
+    np.add.at(counts, ([1, 1, 3], [1, 0, 1]), [2.0, 0.5, 4.0])
+    beta_leaf = 4 + prior + counts
+    beta_top = 1 + (prior + counts).reshape(2, 2, 2).sum(axis=1)
+    alpha = 1 + prior.sum(axis=0) + counts.sum(axis=0)
+    expected = np.empty((4, 2))
+    for k in range(4):
+        top, sibling = k // 2, (k // 2) * 2
+        b_top = beta_top[top] / beta_top.sum(axis=0)
+        b_leaf = beta_leaf[k] / beta_leaf[sibling : sibling + 2].sum(axis=0)
+        expected[k] = alpha * b_top * b_leaf
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(model.response_, expected, rtol=1e-12)
+
+
+def test_response_keeps_support_on_every_class():
+    pool = synthetic_pool(n=5000, positive_rate=0.01, seed=5)
+    partition = ec.partition_pool(pool, depth=8, branching=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = ec.DirichletTreeModel(partition, ec.prior_from_probabilities(pool.prob, partition))
+    assert np.all(model.response_ > 0)

@@ -1,0 +1,156 @@
+"""One suite over every sampler: valid proposals, determinism, budget accounting."""
+
+import numpy as np
+import pytest
+from conftest import synthetic_pool
+
+import evalcore as ec
+
+SAMPLERS = {
+    "passive": {},
+    "is": {},
+    "is-smoothed": {"smoothing": 0.9},
+    "ais": {"depth": 4},
+    "ais-1": {"n_blocks": 16},
+    "ais-stochastic": {"depth": 4, "deterministic": False},
+    "ais-defensive": {"depth": 4, "defensive": 0.1},
+    "oasis": {"n_strata": 16},
+}
+MEASURES = ["f1", "accuracy", "pr_curve:5", "mcc"]
+
+
+def build(name, pool, measure, seed=0):
+    base = name.split("-smoothed")[0].split("-stochastic")[0].split("-defensive")[0]
+    return ec.make_sampler(base, pool, measure, seed, **SAMPLERS[name])
+
+
+def answer(sampler, pool, n):
+    for _ in range(n):
+        proposal = sampler.propose()
+        sampler.record(pool.y_true[proposal.item])
+
+
+@pytest.fixture(scope="module")
+def small_pool():
+    return synthetic_pool(n=800, positive_rate=0.05, seed=11)
+
+
+@pytest.mark.parametrize("measure_name", MEASURES)
+@pytest.mark.parametrize("name", list(SAMPLERS))
+def test_pmf_is_a_distribution_covering_every_nonzero_loss(name, measure_name, small_pool):
+    measure = ec.get_measure(measure_name)
+    sampler = build(name, small_pool, measure)
+    codes = measure.codes(small_pool)
+    nonzero = measure.nonzero_loss(measure.n_codes(small_pool), 2)
+    for n in (0, 30):
+        answer(sampler, small_pool, n)
+        pmf = sampler.pmf()
+        assert pmf.sum() == pytest.approx(1.0, abs=1e-12)
+        assert np.all(pmf >= 0)
+        # q > 0 wherever the loss can be non-zero for a label the item may still have
+        labelled = sampler.labels_ >= 0
+        may_matter = np.where(
+            labelled & sampler.deterministic,
+            nonzero[codes, np.maximum(sampler.labels_, 0)],
+            nonzero[codes].any(axis=1),
+        )
+        assert np.all(pmf[may_matter] > 0)
+        # the weight of a proposal is p(x) / q(x)
+        proposal = sampler.propose()
+        assert proposal.q == pytest.approx(pmf[proposal.item], rel=1e-12)
+        assert proposal.weight == pytest.approx(1 / (small_pool.n_pool * proposal.q))
+        sampler.record(small_pool.y_true[proposal.item])
+
+
+@pytest.mark.parametrize("name", list(SAMPLERS) + ["stratified", "neyman", "bernoulli"])
+def test_same_seed_same_draws_and_other_seed_other_draws(name, small_pool):
+    measure = ec.get_measure("f1")
+
+    def items(seed):
+        if name in ("stratified", "neyman", "bernoulli"):
+            sampler = ec.make_sampler(name, small_pool, measure, seed)
+        else:
+            sampler = build(name, small_pool, measure, seed)
+        out = []
+        for _ in range(40):
+            proposal = sampler.propose()
+            out.append(proposal.item)
+            sampler.record(small_pool.y_true[proposal.item])
+        return out
+
+    assert items(5) == items(5)
+    assert items(5) != items(6)
+
+
+@pytest.mark.parametrize("name", ["passive", "is", "ais", "oasis"])
+def test_deterministic_reuse_costs_no_label(name):
+    pool = synthetic_pool(n=60, positive_rate=0.2, seed=2)
+    sampler = build(name, pool, ec.get_measure("f1"))
+    reused = 0
+    for _ in range(200):
+        proposal = sampler.propose()
+        if proposal.known_label is not None:
+            reused += 1
+            assert proposal.known_label == sampler.labels_[proposal.item]
+        sampler.record(pool.y_true[proposal.item])
+    assert reused > 0
+    assert sampler.n_labels == np.sum(sampler.labels_ >= 0) < sampler.n_draws == 200
+
+
+def test_deterministic_oracle_refuses_a_changed_answer(small_pool):
+    sampler = build("passive", small_pool, ec.get_measure("f1"))
+    while True:
+        proposal = sampler.propose()
+        if proposal.known_label is not None:
+            with pytest.raises(ValueError, match="cannot change its answer"):
+                sampler.record(1 - proposal.known_label)
+            break
+        sampler.record(0)
+
+
+def test_record_without_proposal_and_bad_label_are_refused(small_pool):
+    sampler = build("ais", small_pool, ec.get_measure("f1"))
+    with pytest.raises(RuntimeError, match="propose"):
+        sampler.record(0)
+    sampler.propose()
+    with pytest.raises(ValueError, match="class code"):
+        sampler.record(7)
+
+
+@pytest.mark.parametrize("allocation", ["stratified", "neyman"])
+def test_stratified_draws_each_item_once_and_visits_every_stratum_first(allocation, small_pool):
+    sampler = ec.make_sampler(allocation, small_pool, ec.get_measure("f1"), 0, n_strata=6)
+    items = []
+    for _ in range(200):
+        proposal = sampler.propose()
+        items.append(proposal.item)
+        sampler.record(small_pool.y_true[proposal.item])
+    assert len(set(items)) == 200
+    first_strata = sampler.stratum_[items[:6]]
+    assert sorted(first_strata.tolist()) == list(range(6))
+
+
+def test_proportional_allocation_tracks_stratum_sizes(small_pool):
+    sampler = ec.make_sampler("stratified", small_pool, ec.get_measure("f1"), 0, n_strata=5)
+    for _ in range(400):
+        sampler.record(small_pool.y_true[sampler.propose().item])
+    expected = 400 * sampler.stratum_size_ / small_pool.n_pool
+    assert np.all(np.abs(sampler.n_sampled_ - expected) <= 1.0 + 1e-9)
+
+
+@pytest.mark.parametrize("measure_name", MEASURES)
+def test_bernoulli_probabilities_are_valid_with_the_requested_expected_size(
+    measure_name, small_pool
+):
+    measure = ec.get_measure(measure_name)
+    sampler = ec.make_sampler("bernoulli", small_pool, measure, 0, round_size=40, depth=4)
+    for _ in range(3):
+        b = sampler.inclusion_probabilities(40.0)
+        unsampled = sampler.cell_size_ - sampler.cell_sampled_
+        relevant = (unsampled > 0) & (sampler.cell_h() > 0)
+        assert np.all((b[relevant] > 0) & (b[relevant] <= 1))
+        assert b @ unsampled == pytest.approx(40.0, rel=1e-12)
+        sampler.record(small_pool.y_true[sampler.propose().item])  # opens the next round
+        while sampler._position < len(sampler.rounds_[-1].items):
+            sampler.record(small_pool.y_true[sampler.propose().item])
+    assert sampler.n_labels == len(set(sampler._order))

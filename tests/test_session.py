@@ -1,0 +1,96 @@
+"""Sessions: the log and the seed are the whole state."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import synthetic_pool
+
+import evalcore as ec
+
+
+def label_n(session, pool, n):
+    for _ in range(n):
+        proposal = session.next_item()
+        session.record(proposal.item, pool.y_true[proposal.item])
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return synthetic_pool(n=1500, positive_rate=0.05, seed=21)
+
+
+def same_estimate(a, b):
+    np.testing.assert_array_equal(a.value, b.value)
+    np.testing.assert_array_equal(a.covariance, b.covariance)
+    assert a.n_labels == b.n_labels and a.n_draws == b.n_draws
+
+
+@pytest.mark.parametrize("name", ["ais", "bernoulli", "is", "stratified", "oasis", "passive"])
+def test_undo_equals_a_replay_of_the_shorter_log(name, pool):
+    options = {"depth": 4} if name in ("ais", "bernoulli") else {}
+    session = ec.Session(pool, "f1", name, seed=3, budget=60, options=options)
+    label_n(session, pool, 25)
+    log = list(session.log)
+    session.undo()
+    assert session.log == log[:-1]
+    replay = ec.Session(pool, "f1", name, seed=3, budget=60, options=options, log=log[:-1])
+    same_estimate(session.estimate(), replay.estimate())
+    assert session.next_item() == replay.next_item()
+    # and labelling the undone item again restores the original state exactly
+    session.record(*log[-1])
+    same_estimate(
+        session.estimate(),
+        ec.Session(pool, "f1", name, seed=3, budget=60, options=options, log=log).estimate(),
+    )
+
+
+def test_save_and_load_round_trip(pool):
+    session = ec.Session(pool, "pr_curve:8", "ais", seed=9, budget=100, options={"depth": 4})
+    label_n(session, pool, 30)
+    text = session.to_json()
+    assert json.loads(text)["log"] == [list(pair) for pair in session.log]
+    loaded = ec.Session.from_json(text, pool)
+    assert loaded.log == session.log
+    same_estimate(loaded.estimate(), session.estimate())
+    assert loaded.next_item() == session.next_item()
+
+
+def test_loading_onto_another_pool_or_a_bad_file_is_refused(pool):
+    session = ec.Session(pool, "f1", "passive", seed=1)
+    label_n(session, pool, 3)
+    with pytest.raises(ec.SessionError, match="different pool"):
+        ec.Session.from_json(session.to_json(), synthetic_pool(n=1500, seed=22))
+    with pytest.raises(ec.SessionError, match="malformed"):
+        ec.Session.from_json("{not json", pool)
+
+
+def test_an_answer_for_another_item_is_refused(pool):
+    session = ec.Session(pool, "f1", "ais", seed=1, options={"depth": 4})
+    proposed = session.next_item().item
+    with pytest.raises(ec.SessionError, match="proposed item"):
+        session.record((proposed + 1) % pool.n_pool, 0)
+    assert session.log == []
+
+
+def test_budget_counts_distinct_labels_and_reused_answers_are_not_logged():
+    small = synthetic_pool(n=40, positive_rate=0.3, seed=2)
+    session = ec.Session(small, "f1", "passive", seed=0, budget=25)
+    label_n(session, small, 25)
+    assert session.done
+    assert len({item for item, _ in session.log}) == 25
+    assert session.sampler.n_draws > 25  # draws of labelled items were answered from the log
+    with pytest.raises(ec.SessionError, match="budget"):
+        session.next_item()
+
+
+def test_session_estimates_other_measures_from_the_same_answers(pool):
+    session = ec.Session(pool, "f1", "ais", seed=4, options={"depth": 4})
+    label_n(session, pool, 50)
+    assert session.estimate("accuracy").component_names == ("accuracy",)
+    assert session.estimate().component_names == ("f1",)
+
+
+def test_unknown_sampler_is_refused(pool):
+    with pytest.raises(ec.SessionError, match="Unknown sampler"):
+        ec.Session(pool, "f1", "magic")
