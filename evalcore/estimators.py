@@ -11,10 +11,10 @@ Any design's answers can be re-estimated for another measure (sample reuse, Sec.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import sparse, stats
 
 from .bernoulli import BernoulliSampler
 from .measures import Measure
@@ -28,13 +28,16 @@ __all__ = ["Estimate", "estimate", "estimate_is", "estimate_stratified", "estima
 class Estimate:
     """An estimate of a measure with m components.
 
-    ``value`` (m,) and ``covariance`` (m, m) of the estimator; ``risk`` (d,) the estimate of
-    R. When the measure is not yet defined, ``value`` is NaN and ``reason`` says why.
-    ``df`` is the degrees of freedom of a t interval (seed 001 Sec. 2.3), where it applies.
+    ``value`` (m,); ``risk`` (d,) the estimate of R. The estimator's covariance is kept as a
+    square-root factor, ``covariance = factor' factor - outer(downdate, downdate)`` with
+    ``factor`` (k, m) and ``downdate`` (m,) or None, so that standard errors of long vector
+    measures (a PR curve) cost O(k m); ``factor`` is None when the variance is not estimable.
+    When the measure is not yet defined, ``value`` is NaN and ``reason`` says why. ``df`` is
+    the degrees of freedom of a t interval (seed 001 Sec. 2.3), where it applies.
     """
 
     value: np.ndarray
-    covariance: np.ndarray
+    factor: np.ndarray | None
     risk: np.ndarray
     n_labels: int
     n_draws: int
@@ -43,15 +46,31 @@ class Estimate:
     bounded: bool = True
     interval_method: str = "normal"
     df: int | None = None
-    extra: dict = field(default_factory=dict)
+    downdate: np.ndarray | None = None
 
     @property
     def defined(self) -> bool:
         return self.reason is None
 
     @property
+    def covariance(self) -> np.ndarray:
+        """The (m, m) covariance matrix of ``value`` (formed on demand)."""
+        m = len(self.value)
+        if self.factor is None:
+            return np.full((m, m), np.nan)
+        cov = self.factor.T @ self.factor
+        if self.downdate is not None:
+            cov -= np.outer(self.downdate, self.downdate)
+        return cov
+
+    @property
     def std_error(self) -> np.ndarray:
-        return np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+        if self.factor is None:
+            return np.full(len(self.value), np.nan)
+        variance = np.einsum("km,km->m", self.factor, self.factor)
+        if self.downdate is not None:
+            variance = variance - self.downdate**2
+        return np.sqrt(np.maximum(variance, 0.0))
 
     def confidence_interval(
         self, confidence_level: float = 0.95, method: str | None = None
@@ -104,20 +123,25 @@ def _beta_limits(mean, var, tail, low, high):
     return low, high
 
 
-def _from_risk(risk, cov_risk, measure, n_labels, n_draws, **kwargs) -> Estimate:
-    """Delta method: G = g(R), Cov(G) = Dg Cov(R) Dg' (seed 003 Theorem 2)."""
+def _project(J, rows: np.ndarray) -> np.ndarray:
+    """``rows @ J.T`` for a dense or sparse Jacobian J (m, d); rows (k, d) -> (k, m)."""
+    return np.asarray((J @ rows.T).T)
+
+
+def _from_risk(
+    risk, measure, n_labels, n_draws, factor=None, downdate=None, variance_reason="", **kwargs
+) -> Estimate:
+    """Delta method (seed 003 Theorem 2): G = g(R); a factor F of Cov(R) maps to F Dg'."""
     m = measure.m
     reason = measure.undefined_reason(risk)
-    if reason is None and not np.all(np.isfinite(cov_risk)):
-        reason = kwargs.pop("variance_reason", "the variance is not yet estimable")
-    kwargs.pop("variance_reason", None)
+    if reason is None and factor is None:
+        reason = variance_reason or "the variance is not yet estimable"
     if reason is not None:
-        value = np.full(m, np.nan)
-        if reason and measure.m > 1:
-            value = measure.g(risk)  # vector measures: components may be defined individually
+        # vector measures: components may be defined individually (e.g. a PR curve's tail)
+        value = measure.g(risk) if m > 1 else np.full(m, np.nan)
         return Estimate(
             value,
-            np.full((m, m), np.nan),
+            None,
             risk,
             n_labels,
             n_draws,
@@ -126,18 +150,22 @@ def _from_risk(risk, cov_risk, measure, n_labels, n_draws, **kwargs) -> Estimate
             measure.bounded,
             **kwargs,
         )
-    value = measure.g(risk)
-    J = np.nan_to_num(measure.jacobian(risk), nan=0.0, posinf=0.0, neginf=0.0)
-    cov = J @ cov_risk @ J.T
+    J = measure.jacobian(risk)
+    if sparse.issparse(J):
+        J = J.tocsr(copy=True)
+        J.data = np.nan_to_num(J.data, nan=0.0, posinf=0.0, neginf=0.0)
+    else:
+        J = np.nan_to_num(J, nan=0.0, posinf=0.0, neginf=0.0)
     return Estimate(
-        value,
-        cov,
+        measure.g(risk),
+        _project(J, factor),
         risk,
         n_labels,
         n_draws,
         measure.component_names,
         None,
         measure.bounded,
+        downdate=None if downdate is None else J @ downdate,
         **kwargs,
     )
 
@@ -166,26 +194,19 @@ def estimate_is(
     if variance not in ("martingale", "plugin"):
         raise ValueError(f"`variance` must be 'martingale' or 'plugin', got {variance!r}.")
     n = len(weight)
-    d = measure.d
     if n == 0:
         return _from_risk(
-            np.zeros(d),
-            np.full((d, d), np.nan),
-            measure,
-            0,
-            0,
-            variance_reason="nothing labelled yet",
+            np.zeros(measure.d), measure, 0, 0, variance_reason="nothing labelled yet"
         )
     risk = weight @ losses / n
+    factor = downdate = None
     reason = "one draw is not enough for a variance"
     matters = np.any(losses != 0, axis=1)
     if n < 2:
-        cov = np.full((d, d), np.nan)
+        pass
     elif variance == "martingale":
-        terms = losses * weight[:, None] - risk
-        cov = terms.T @ terms / ((n - 1) * n)
+        factor = (losses * weight[:, None] - risk) / np.sqrt(n * (n - 1))
     elif np.any(matters & (q_now <= 0)):
-        cov = np.full((d, d), np.nan)
         reason = (
             "the current proposal gives zero probability to a labelled item this "
             "measure needs, so the plug-in variance cannot be estimated"
@@ -193,10 +214,9 @@ def estimate_is(
     else:
         weight_now = np.zeros(n)
         weight_now[matters] = 1.0 / (n_pool * q_now[matters])
-        second = (losses * (weight * weight_now)[:, None]).T @ losses / n
-        cov = (second - np.outer(risk, risk)) / n
-        cov = (cov + cov.T) / 2
-    return _from_risk(risk, cov, measure, n_labels, n, df=n - 1, variance_reason=reason)
+        factor = losses * (np.sqrt(weight * weight_now) / n)[:, None]
+        downdate = risk / np.sqrt(n)
+    return _from_risk(risk, measure, n_labels, n, factor, downdate, reason, df=n - 1)
 
 
 def estimate_stratified(
@@ -214,18 +234,13 @@ def estimate_stratified(
     Variance: sum_h W_h^2 (1 - n_h / N_h) S_h^2 / n_h; strata with a single label borrow the
     pooled within-stratum covariance.
     """
-    H, d = len(stratum_size), losses.shape[1] if losses.ndim == 2 else measure.d
+    H, d = len(stratum_size), measure.d
     n_h = np.bincount(stratum, minlength=H)
     n = len(stratum)
     if n == 0 or np.any(n_h == 0):
         empty = int(np.argmax(n_h == 0)) if n else 0
         return _from_risk(
-            np.zeros(d),
-            np.full((d, d), np.nan),
-            measure,
-            n,
-            n,
-            variance_reason=f"stratum {empty} has no label yet",
+            np.zeros(d), measure, n, n, variance_reason=f"stratum {empty} has no label yet"
         )
     residual = losses if predicted_losses is None else losses - predicted_losses
     W = stratum_size / stratum_size.sum()
@@ -236,20 +251,17 @@ def estimate_stratified(
     if predicted_losses is not None:
         risk = risk + pool_predicted_risk
     centred = residual - means[stratum]
-    scatter = np.zeros((H, d, d))
-    np.add.at(scatter, stratum, centred[:, :, None] * centred[:, None, :])
+    coefficient = W**2 * (1 - n_h / stratum_size) / n_h  # times S_h^2
     several = n_h >= 2
+    factor = None
     if several.any():
-        pooled = scatter[several].sum(axis=0) / (n_h[several] - 1).sum()
-        S2 = np.where(
-            several[:, None, None], scatter / np.maximum(n_h - 1, 1)[:, None, None], pooled
-        )
-        factor = W**2 * (1 - n_h / stratum_size) / n_h
-        cov = np.tensordot(factor, S2, axes=1)
-    else:
-        cov = np.full((d, d), np.nan)
+        own = np.where(several, coefficient / np.maximum(n_h - 1, 1), 0.0)[stratum]
+        # strata with one label borrow the pooled S^2 = sum scatter / sum (n_h - 1)
+        borrowed = coefficient[~several].sum() / (n_h[several] - 1).sum()
+        scale = np.sqrt(own + np.where(several[stratum], borrowed, 0.0))
+        factor = centred * scale[:, None]
     return _from_risk(
-        risk, cov, measure, n, n, variance_reason="fewer than two labels in every stratum"
+        risk, measure, n, n, factor, variance_reason="fewer than two labels in every stratum"
     )
 
 
@@ -262,8 +274,8 @@ def estimate_bernoulli(
     R_t = (1/N) [sum_{sampled before} l + sum_{round t} l / b], conditionally unbiased; the
     rounds are averaged with weights proportional to their planned sizes, which the sampler
     fixes before the first answer when it has a budget (then the average is exactly unbiased;
-    without one, the number of rounds is wherever the caller stopped). Variance: the
-    rounds are martingale differences, so Var = sum_t lambda_t^2 V_t with the unbiased Poisson
+    without one, the number of rounds is wherever the caller stopped). Variance: the rounds
+    are martingale differences, so Var = sum_t lambda_t^2 V_t with the unbiased Poisson
     estimate V_t = (1/N^2) sum_{round t} (1 - b) / b^2 l l'. A round in progress counts with
     b scaled by the share of its items answered (they come in random order).
     """
@@ -272,11 +284,10 @@ def estimate_bernoulli(
     order = np.asarray(sampler._order, dtype=np.int64)
     d = measure.d
     labels = sampler.labels_
-    estimates, variances, weights = [], [], []
+    estimates, rows, weights, planned = [], [], [], []
     known = np.zeros(d)
     for round_ in sampler.rounds_:
-        start = round_.n_before
-        answered = min(len(round_.items), len(order) - start)
+        answered = min(len(round_.items), len(order) - round_.n_before)
         if len(round_.items) > 0 and answered == 0:
             continue
         items = round_.items[:answered]
@@ -284,25 +295,23 @@ def estimate_bernoulli(
         pi = round_.pi[:answered] * share
         losses = measure.loss(codes[items], labels[items]) if answered else np.zeros((0, d))
         estimates.append((known + (losses / pi[:, None]).sum(axis=0)) / N)
-        scaled = losses * np.sqrt((1 - pi) / pi**2)[:, None]
-        variances.append(scaled.T @ scaled / N**2)
-        weights.append(round_.planned_size)
+        rows.append(losses * (np.sqrt(1 - pi) / pi / N)[:, None])
+        planned.append(round_.planned_size)
+        weights.append(np.full(answered, round_.planned_size))
         known = known + losses.sum(axis=0)
-    n = len(order)
     if not estimates:
         return _from_risk(
             np.zeros(d),
-            np.full((d, d), np.nan),
             measure,
             0,
             0,
             variance_reason="nothing labelled yet",
             interval_method="beta",
         )
-    lam = np.asarray(weights) / np.sum(weights)
-    risk = lam @ np.asarray(estimates)
-    cov = np.tensordot(lam**2, np.asarray(variances), axes=1)
-    return _from_risk(risk, cov, measure, n, n, interval_method="beta")
+    total = np.sum(planned)
+    risk = np.asarray(planned) @ np.asarray(estimates) / total
+    factor = np.concatenate(rows) * (np.concatenate(weights) / total)[:, None]
+    return _from_risk(risk, measure, len(order), len(order), factor, interval_method="beta")
 
 
 def estimate(

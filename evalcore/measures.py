@@ -11,6 +11,7 @@ Jacobian orientation: ``jacobian(R)[i, j] = d g_i / d R_j``, shape ``(m, d)``.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from .pool import Pool
 
@@ -69,6 +70,11 @@ class Measure:
         """Why ``g(R)`` is not defined (a zero denominator), or None when it is."""
         return None
 
+    def dense_jacobian(self, R: np.ndarray) -> np.ndarray:
+        """``jacobian(R)`` as a dense array (some measures return a sparse matrix)."""
+        J = self.jacobian(R)
+        return J.toarray() if sparse.issparse(J) else np.asarray(J)
+
     # -- derived helpers -----------------------------------------------------------------
     @property
     def m(self) -> int:
@@ -114,7 +120,7 @@ class Measure:
         This is the integrand of the optimal proposal (seed 003, Prop. 3, eq. 5).
         """
         table = self.loss_table(n_codes, n_classes)
-        projected = table @ self.jacobian(R).T
+        projected = table @ self.dense_jacobian(R).T
         return np.einsum("cym,cym->cy", projected, projected)
 
     def nonzero_loss(self, n_codes: int, n_classes: int) -> np.ndarray:
@@ -379,16 +385,22 @@ class PRCurve(Measure):
         return np.concatenate([precision, recall])
 
     def jacobian(self, R):
+        """Sparse (CSR): each component depends on two entries of R."""
         L = self.L
-        J = np.zeros((2 * L, self.d))
         idx = np.arange(L)
         with np.errstate(divide="ignore", invalid="ignore"):
             pp = np.where(R[:L] > 0, R[:L], np.inf)
-            J[idx, idx] = -R[L : 2 * L] / pp**2
-            J[idx, L + idx] = 1 / pp
-            J[L + idx, L + idx] = 1 / R[2 * L]
-            J[L + idx, 2 * L] = -R[L : 2 * L] / R[2 * L] ** 2
-        return J
+            values = np.concatenate(
+                [
+                    -R[L : 2 * L] / pp**2,
+                    1 / pp,
+                    np.full(L, 1 / R[2 * L]),
+                    -R[L : 2 * L] / R[2 * L] ** 2,
+                ]
+            )
+        rows = np.concatenate([idx, idx, L + idx, L + idx])
+        cols = np.concatenate([idx, L + idx, L + idx, np.full(L, 2 * L)])
+        return sparse.csr_matrix((values, (rows, cols)), shape=(2 * L, self.d))
 
     def undefined_reason(self, R):
         return _zero(R, [(R[2 * self.L], _NO_POS), (R[0], _NO_PRED_POS)])

@@ -313,6 +313,14 @@ def _class_codes(frame, column, classes) -> np.ndarray:
         raise PoolValidationError(
             "labels are missing.", "give every item a class, or remove these rows.", column, missing
         )
+    if pd.api.types.is_numeric_dtype(raw) and all(isinstance(c, int) for c in classes):
+        values = raw.to_numpy()
+        codes = np.full(len(values), -1, dtype=np.int64)
+        for code, name in enumerate(classes):
+            codes[values == name] = code
+        unknown = np.flatnonzero(codes < 0)
+        if len(unknown) == 0:
+            return codes
     lookup = {}
     for code, name in enumerate(classes):
         lookup[str(name)] = code

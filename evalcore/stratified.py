@@ -70,7 +70,7 @@ class StratifiedSampler:
         for y in range(C):
             np.add.at(mass[:, :, y], (self.stratum_, self.codes_), self.pool.prob[:, y])
         risk = self.measure.expected_risk(mass.sum(axis=0)) / self.pool.n_pool
-        table = self.measure.loss_table(n_codes, C) @ self.measure.jacobian(risk).T
+        table = self.measure.loss_table(n_codes, C) @ self.measure.dense_jacobian(risk).T
         table = np.nan_to_num(table)
         mean = np.einsum("hcy,cym->hm", mass, table) / self.stratum_size_[:, None]
         second = np.einsum("hcy,cy->h", mass, np.einsum("cym,cym->cy", table, table))

@@ -133,7 +133,7 @@ def test_stratified_estimators_are_exactly_unbiased_over_all_samples(difference)
 
 def test_beta_limits_match_the_beta_distribution_with_the_same_mean_and_variance():
     est = ec.Estimate(
-        np.array([0.3]), np.array([[0.01]]), np.zeros(2), 10, 10, ("f1",), interval_method="beta"
+        np.array([0.3]), np.array([[0.1]]), np.zeros(2), 10, 10, ("f1",), interval_method="beta"
     )
     low, high = est.confidence_interval(0.9)
     common = 0.3 * 0.7 / 0.01 - 1
@@ -147,7 +147,7 @@ def test_beta_limits_match_the_beta_distribution_with_the_same_mean_and_variance
 
 
 def test_t_interval_uses_the_draws_degrees_of_freedom():
-    est = ec.Estimate(np.array([0.5]), np.array([[0.0004]]), np.zeros(1), 5, 5, ("acc",), df=4)
+    est = ec.Estimate(np.array([0.5]), np.array([[0.02]]), np.zeros(1), 5, 5, ("acc",), df=4)
     low, high = est.confidence_interval(0.95, method="t")
     assert high[0] - 0.5 == pytest.approx(stats.t.ppf(0.975, 4) * 0.02)
     assert 0.5 - low[0] == pytest.approx(stats.t.ppf(0.975, 4) * 0.02)
@@ -155,7 +155,9 @@ def test_t_interval_uses_the_draws_degrees_of_freedom():
 
 def test_confidence_region_is_the_f_ellipsoid():
     cov = np.array([[0.01, 0.002], [0.002, 0.02]])
-    est = ec.Estimate(np.array([0.5, 0.6]), cov, np.zeros(3), 50, 50, ("p", "r"))
+    factor = np.linalg.cholesky(cov).T  # factor' factor = cov
+    est = ec.Estimate(np.array([0.5, 0.6]), factor, np.zeros(3), 50, 50, ("p", "r"))
+    np.testing.assert_allclose(est.covariance, cov)
     critical = 2 * 49 / 48 * stats.f.ppf(0.95, 2, 48)
     direction = np.array([1.0, -0.5])
     scale = np.sqrt(critical / (direction @ np.linalg.inv(cov) @ direction))
