@@ -43,9 +43,7 @@ with st.sidebar:
         measures = ["macro_f1", "micro_f1", "accuracy"]
     measure_name = st.selectbox("Measure", measures, key="measure")
     samplers = [s for s in SAMPLER_LABELS if pool.n_classes == 2 or s != "oasis"]
-    sampler_name = st.selectbox(
-        "Sampler", samplers, format_func=SAMPLER_LABELS.get, key="sampler"
-    )
+    sampler_name = st.selectbox("Sampler", samplers, format_func=SAMPLER_LABELS.get, key="sampler")
     budget = st.number_input("Label budget", 10, 5000, 200, step=10, key="budget")
     seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="seed")
     if st.button("Start", type="primary", key="start"):

@@ -14,11 +14,33 @@ import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-BRANDS = ["Sony", "Samsung", "Panasonic", "LG", "Philips", "Canon", "Nikon", "Bose", "JVC",
-          "Toshiba", "Sharp", "Pioneer", "Garmin", "Logitech", "Olympus"]
-KINDS = [("LCD TV", "in"), ("Digital Camera", "MP"), ("Headphones", "mm"), ("Soundbar", "W"),
-         ("DVD Player", "x"), ("GPS Navigator", "in"), ("Wireless Mouse", "dpi"),
-         ("Camcorder", "x zoom")]
+BRANDS = [
+    "Sony",
+    "Samsung",
+    "Panasonic",
+    "LG",
+    "Philips",
+    "Canon",
+    "Nikon",
+    "Bose",
+    "JVC",
+    "Toshiba",
+    "Sharp",
+    "Pioneer",
+    "Garmin",
+    "Logitech",
+    "Olympus",
+]
+KINDS = [
+    ("LCD TV", "in"),
+    ("Digital Camera", "MP"),
+    ("Headphones", "mm"),
+    ("Soundbar", "W"),
+    ("DVD Player", "x"),
+    ("GPS Navigator", "in"),
+    ("Wireless Mouse", "dpi"),
+    ("Camcorder", "x zoom"),
+]
 COLOURS = ["Black", "Silver", "White", "Red", "Blue"]
 
 
@@ -28,18 +50,29 @@ def _product(rng):
     model = f"{''.join(rng.choice(list('ABCDEFKLMNPSTX'), 2))}-{rng.integers(100, 9999)}"
     size = int(rng.integers(5, 60))
     colour = COLOURS[rng.integers(len(COLOURS))]
-    return dict(brand=brand, kind=kind, unit=unit, model=model, size=size, colour=colour,
-                price=round(float(rng.uniform(20, 1500)), 2))
+    return dict(
+        brand=brand,
+        kind=kind,
+        unit=unit,
+        model=model,
+        size=size,
+        colour=colour,
+        price=round(float(rng.uniform(20, 1500)), 2),
+    )
 
 
 def _render(product, rng, variant):
     if not variant:
-        return (f"{product['brand']} {product['model']} {product['size']}{product['unit']} "
-                f"{product['kind']} - {product['colour']}, ${product['price']:.2f}")
+        return (
+            f"{product['brand']} {product['model']} {product['size']}{product['unit']} "
+            f"{product['kind']} - {product['colour']}, ${product['price']:.2f}"
+        )
     model = product["model"].replace("-", "" if rng.random() < 0.5 else " ")
     price = product["price"] * rng.uniform(0.9, 1.1)
-    return (f"{product['kind']} by {product['brand'].upper()} ({model}), "
-            f"{product['colour'].lower()}, {product['size']} {product['unit']} - {price:.2f} USD")
+    return (
+        f"{product['kind']} by {product['brand'].upper()} ({model}), "
+        f"{product['colour'].lower()}, {product['size']} {product['unit']} - {price:.2f} USD"
+    )
 
 
 def products(n=2000, match_rate=0.04, seed=1):
@@ -51,12 +84,22 @@ def products(n=2000, match_rate=0.04, seed=1):
         right = left if match else _product(rng)
         if not match and rng.random() < 0.3:  # hard negatives: same brand and kind
             right = dict(right, brand=left["brand"], kind=left["kind"], unit=left["unit"])
-        similarity = (left["brand"] == right["brand"]) + (left["kind"] == right["kind"]) + \
-            2.5 * (left["model"] == right["model"]) + 0.5 * (left["size"] == right["size"])
+        similarity = (
+            (left["brand"] == right["brand"])
+            + (left["kind"] == right["kind"])
+            + 2.5 * (left["model"] == right["model"])
+            + 0.5 * (left["size"] == right["size"])
+        )
         score = similarity - 3.2 + rng.normal(0, 0.7)
-        rows.append(dict(item_id=f"pair-{i:04d}", left=_render(left, rng, False),
-                         right=_render(right, rng, True), score=round(score, 4),
-                         label=int(match)))
+        rows.append(
+            dict(
+                item_id=f"pair-{i:04d}",
+                left=_render(left, rng, False),
+                right=_render(right, rng, True),
+                score=round(score, 4),
+                label=int(match),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -71,9 +114,11 @@ def needle(n=60_000, positives=12, seed=2):
 def sentiment3(n=1500, seed=3):
     rng = np.random.default_rng(seed)
     classes = ["negative", "neutral", "positive"]
-    words = {"negative": ["awful", "broken", "refund", "late", "rude"],
-             "neutral": ["arrived", "package", "ordered", "Tuesday", "box"],
-             "positive": ["great", "love", "perfect", "fast", "recommend"]}
+    words = {
+        "negative": ["awful", "broken", "refund", "late", "rude"],
+        "neutral": ["arrived", "package", "ordered", "Tuesday", "box"],
+        "positive": ["great", "love", "perfect", "fast", "recommend"],
+    }
     y = rng.choice(3, n, p=[0.2, 0.5, 0.3])
     logits = rng.normal(0, 1, (n, 3)) + 1.8 * np.eye(3)[y]
     texts = []
