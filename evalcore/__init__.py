@@ -4,9 +4,10 @@ Importing this package never imports Streamlit.
 """
 
 from .bernoulli import BernoulliSampler, Round, water_fill
+from .catalog import MEASURE_NAMES, get_measure
 from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal, true_risk
 from .estimators import Estimate, estimate, estimate_bernoulli, estimate_is, estimate_stratified
-from .measures import MEASURE_NAMES, Measure, MeasureError, get_measure
+from .measures import Measure, MeasureError
 from .oracle import DirichletTreeModel, EMConvergenceWarning, prior_from_probabilities
 from .pool import ColumnMapping, Pool, PoolValidationError, detect_mapping, read_table
 from .samplers import (

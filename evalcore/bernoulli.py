@@ -20,8 +20,8 @@ import numpy as np
 from .measures import Measure
 from .oracle import DirichletTreeModel, prior_from_probabilities
 from .pool import Pool
-from .samplers import Proposal
-from .strata import partition_pool
+from .samplers import Proposal, checked_label, model_risk
+from .strata import compact_codes, group_order, partition_pool
 
 __all__ = ["water_fill", "BernoulliSampler", "Round"]
 
@@ -112,13 +112,11 @@ class BernoulliSampler:
         self.model_ = DirichletTreeModel(
             self.partition, prior_from_probabilities(pool.prob, self.partition)
         )
-        key = self.partition.block * self.n_codes_ + self.codes_
-        present, self.cell_of_ = np.unique(key, return_inverse=True)
+        present, self.cell_of_ = compact_codes(self.partition.block * self.n_codes_ + self.codes_)
         self.cell_block_, self.cell_code_ = present // self.n_codes_, present % self.n_codes_
         self.cell_size_ = np.bincount(self.cell_of_)
         self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
-        shuffled = self.rng_.permutation(pool.n_pool)
-        self.cell_items_ = shuffled[np.argsort(self.cell_of_[shuffled], kind="stable")]
+        self.cell_items_ = group_order(self.cell_of_, len(self.cell_size_), self.rng_)
         self.cell_sampled_ = np.zeros(len(self.cell_size_), dtype=np.int64)
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
         self.labels_ = np.full(pool.n_pool, -1, dtype=np.int64)
@@ -131,13 +129,18 @@ class BernoulliSampler:
         return len(self._order)
 
     def model_risk(self) -> np.ndarray:
-        unsampled = (self.cell_size_ - self.cell_sampled_)[:, None]
-        mass = np.zeros((self.n_codes_, self.pool.n_classes))
-        np.add.at(mass, self.cell_code_, unsampled * self.model_.response_[self.cell_block_])
-        if self._order:
-            items = np.asarray(self._order)
-            np.add.at(mass, (self.codes_[items], self.labels_[items]), 1.0)
-        return self.measure.expected_risk(mass) / self.pool.n_pool
+        """R_t from the oracle model, sampled items at their answers, shape ``(d,)``."""
+        labelled = np.asarray(self._order, dtype=int)
+        return model_risk(
+            self.measure,
+            self.n_codes_,
+            self.cell_code_,
+            self.cell_size_ - self.cell_sampled_,
+            self.model_.response_[self.cell_block_],
+            self.codes_[labelled],
+            self.labels_[labelled],
+            self.pool.n_pool,
+        )
 
     def cell_h(self) -> np.ndarray:
         """h per cell (seed 004 eq. 12 generalized), shape ``(n_cells,)``."""
@@ -193,9 +196,7 @@ class BernoulliSampler:
     def record(self, label: int) -> None:
         if not self.rounds_ or self._position >= len(self.rounds_[-1].items):
             raise RuntimeError("`record` needs a pending proposal; call `propose` first.")
-        label = int(label)
-        if not 0 <= label < self.pool.n_classes:
-            raise ValueError(f"`label` must be a class code in 0..{self.pool.n_classes - 1}.")
+        label = checked_label(label, self.pool.n_classes)
         item = int(self.rounds_[-1].items[self._position])
         self.labels_[item] = label
         self._order.append(item)

@@ -18,7 +18,7 @@ import numpy as np
 from .measures import Measure
 from .oracle import DirichletTreeModel, prior_from_probabilities
 from .pool import Pool
-from .strata import Partition, partition_pool
+from .strata import Partition, compact_codes, group_order, partition_pool
 
 __all__ = [
     "Proposal",
@@ -29,6 +29,7 @@ __all__ = [
     "AISSampler",
     "OASISSampler",
     "smoothed_probabilities",
+    "model_risk",
 ]
 
 
@@ -55,6 +56,14 @@ class Draws:
     weight: np.ndarray
 
 
+def checked_label(label, n_classes: int) -> int:
+    """``label`` as a class code, or a ValueError naming the valid range."""
+    code = int(label)
+    if not 0 <= code < n_classes:
+        raise ValueError(f"`label` must be a class code in 0..{n_classes - 1}, got {label!r}.")
+    return code
+
+
 def smoothed_probabilities(prob: np.ndarray, smoothing: float) -> np.ndarray:
     """Seed 004 eq. 13: ``lambda * p + (1 - lambda) / C``; ``smoothing`` is lambda in [0, 1]."""
     if not 0 <= smoothing <= 1:
@@ -65,8 +74,8 @@ def smoothed_probabilities(prob: np.ndarray, smoothing: float) -> np.ndarray:
 class ImportanceSampler:
     """Shared machinery of the importance-sampling designs over cells of items.
 
-    Subclasses set ``self.cell_of`` (N,) before calling ``_build_cells`` and implement
-    ``_cell_values`` (mass per item of each cell) and, when labelled items leave their cell
+    Subclasses call ``_build_cells(cell_of)`` and implement ``_cell_values`` (the unnormalised
+    proposal value of an item of each cell) and, when labelled items leave their cell
     (``separate_labelled``), ``_labelled_values``.
     """
 
@@ -88,14 +97,16 @@ class ImportanceSampler:
         self._pending: Proposal | None = None
 
     # -- cells --------------------------------------------------------------------------
-    def _build_cells(self, cell_of: np.ndarray) -> None:
+    def _build_cells(self, cell_of: np.ndarray, one_item_each: bool = False) -> None:
         """Group items by cell and shuffle within cells once: drawing "the next unlabelled
         item of the cell's permutation" is then a uniform draw among its unlabelled items."""
         self.cell_of_ = cell_of
         self.cell_size_ = np.bincount(cell_of)
         self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
-        shuffled = self.rng_.permutation(len(cell_of))
-        self.cell_items_ = shuffled[np.argsort(cell_of[shuffled], kind="stable")]
+        if one_item_each:
+            self.cell_items_ = cell_of
+        else:
+            self.cell_items_ = group_order(cell_of, len(self.cell_size_), self.rng_)
         self.cell_unlabelled_ = self.cell_size_.astype(float)
         self._masses_stale = True
 
@@ -159,9 +170,7 @@ class ImportanceSampler:
         if self._pending is None:
             raise RuntimeError("`record` needs a pending proposal; call `propose` first.")
         proposal, self._pending = self._pending, None
-        label = int(label)
-        if not 0 <= label < self.pool.n_classes:
-            raise ValueError(f"`label` must be a class code in 0..{self.pool.n_classes - 1}.")
+        label = checked_label(label, self.pool.n_classes)
         item = proposal.item
         new = self.labels_[item] < 0
         if self.deterministic and not new and label != self.labels_[item]:
@@ -220,6 +229,18 @@ class PassiveSampler(ImportanceSampler):
         return np.ones(1)
 
 
+def model_risk(measure, n_codes, cell_code, cell_weight, cell_response, codes, labels, n_pool):
+    """R_t = (1/N) sum_x sum_y pi_t(y|x) l(x, y) from an oracle model, shape ``(d,)``.
+
+    ``cell_weight`` (G,) items of each cell still modelled, with response ``cell_response``
+    (G, C); ``codes``/``labels`` (n,) of the items counted at their answers instead.
+    """
+    mass = np.zeros((n_codes, cell_response.shape[1]))
+    np.add.at(mass, cell_code, cell_weight[:, None] * cell_response)
+    np.add.at(mass, (codes, labels), 1.0)
+    return measure.expected_risk(mass) / n_pool
+
+
 def _optimal_values(sq_norm, nonzero, response, epsilon, deterministic):
     """Per-item value v(x) of seed 003 Prop. 4 for items of one code, over classes.
 
@@ -259,7 +280,7 @@ class StaticISSampler(ImportanceSampler):
             sq_norm[self.codes_], nonzero[self.codes_], prob, epsilon, deterministic
         )
         # Every item is its own cell: the proposal is fixed, so the cumulative mass is built once.
-        self._build_cells(np.arange(pool.n_pool))
+        self._build_cells(np.arange(pool.n_pool), one_item_each=True)
 
     def _cell_values(self):
         return self._values
@@ -304,8 +325,7 @@ class AISSampler(ImportanceSampler):
             em_tol=em_tol,
             em_max_iter=em_max_iter,
         )
-        cell_key = self.partition.block * self.n_codes_ + self.codes_
-        present, cell_of = np.unique(cell_key, return_inverse=True)
+        present, cell_of = compact_codes(self.partition.block * self.n_codes_ + self.codes_)
         self.cell_block_ = present // self.n_codes_
         self.cell_code_ = present % self.n_codes_
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
@@ -318,15 +338,18 @@ class AISSampler(ImportanceSampler):
         return self.epsilon / (self.n_draws + 1)
 
     def model_risk(self) -> np.ndarray:
-        """R_t from the oracle model (labelled items at their answers), shape ``(d,)``."""
-        response = self.model_.response_[self.cell_block_]
-        weight = (self.cell_unlabelled_ if self.deterministic else self.cell_size_)[:, None]
-        mass = np.zeros((self.n_codes_, self.pool.n_classes))
-        np.add.at(mass, self.cell_code_, weight * response)
-        if self.deterministic and self._labelled_items:
-            items = np.asarray(self._labelled_items)
-            np.add.at(mass, (self.codes_[items], self.labels_[items]), 1.0)
-        return self.measure.expected_risk(mass) / self.pool.n_pool
+        """R_t from the oracle model, labelled items at their answers (deterministic)."""
+        labelled = np.asarray(self._labelled_items if self.deterministic else [], dtype=int)
+        return model_risk(
+            self.measure,
+            self.n_codes_,
+            self.cell_code_,
+            self.cell_unlabelled_ if self.deterministic else self.cell_size_,
+            self.model_.response_[self.cell_block_],
+            self.codes_[labelled],
+            self.labels_[labelled],
+            self.pool.n_pool,
+        )
 
     def _cell_values(self):
         self._sq_norm = self.measure.sq_norm_dg_loss(

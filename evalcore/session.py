@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .bernoulli import BernoulliSampler
+from .catalog import get_measure
 from .estimators import Estimate, estimate
-from .measures import Measure, get_measure
+from .measures import Measure
 from .pool import Pool
 from .samplers import AISSampler, OASISSampler, PassiveSampler, Proposal, StaticISSampler
 from .stratified import StratifiedSampler

@@ -67,6 +67,24 @@ class Partition:
         return len(self.sizes)
 
 
+def compact_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of a non-negative integer ``key`` (N,) in order, and each item's
+    index among them: ``np.unique(key, return_inverse=True)`` in O(N) for small keys."""
+    present = np.flatnonzero(np.bincount(key))
+    index = np.zeros(present[-1] + 1, dtype=np.int64)
+    index[present] = np.arange(len(present))
+    return present, index[key]
+
+
+def group_order(group: np.ndarray, n_groups: int, rng: np.random.Generator) -> np.ndarray:
+    """Item indices sorted by ``group``, in random order within each group, shape (N,).
+
+    A stable sort of a random permutation; narrow keys make numpy use a radix sort."""
+    dtype = np.uint16 if n_groups <= 2**16 else np.uint32
+    shuffled = rng.permutation(len(group))
+    return shuffled[np.argsort(group[shuffled].astype(dtype), kind="stable")]
+
+
 def partition_pool(
     pool: Pool, depth: int = 8, branching: int = 2, method: str = "csf"
 ) -> Partition:

@@ -14,8 +14,8 @@ import numpy as np
 
 from .measures import Measure
 from .pool import Pool
-from .samplers import Proposal
-from .strata import stratify_scores
+from .samplers import Proposal, checked_label
+from .strata import compact_codes, group_order, stratify_scores
 
 __all__ = ["StratifiedSampler"]
 
@@ -44,11 +44,10 @@ class StratifiedSampler:
         self.rng_ = np.random.default_rng(rng)
         scores = pool.binary_scores if pool.n_classes == 2 else pool.prob.max(axis=1)
         stratum = stratify_scores(scores, int(n_strata))
-        present, self.stratum_ = np.unique(stratum, return_inverse=True)
+        present, self.stratum_ = compact_codes(stratum)
         self.stratum_size_ = np.bincount(self.stratum_)
         H = len(present)
-        shuffled = self.rng_.permutation(pool.n_pool)
-        self.stratum_items_ = shuffled[np.argsort(self.stratum_[shuffled], kind="stable")]
+        self.stratum_items_ = group_order(self.stratum_, H, self.rng_)
         self.stratum_start_ = np.concatenate([[0], np.cumsum(self.stratum_size_)])
         self.n_sampled_ = np.zeros(H, dtype=np.int64)
         self.codes_ = measure.codes(pool)
@@ -102,9 +101,7 @@ class StratifiedSampler:
         if self._pending is None:
             raise RuntimeError("`record` needs a pending proposal; call `propose` first.")
         proposal, self._pending = self._pending, None
-        label = int(label)
-        if not 0 <= label < self.pool.n_classes:
-            raise ValueError(f"`label` must be a class code in 0..{self.pool.n_classes - 1}.")
+        label = checked_label(label, self.pool.n_classes)
         self.labels_[proposal.item] = label
         self.n_sampled_[self.stratum_[proposal.item]] += 1
         self._items.append(proposal.item)
