@@ -106,18 +106,21 @@ def main() -> None:
     table = pd.DataFrame(rows)
     (HERE / "results").mkdir(exist_ok=True)
     table.to_csv(HERE / "results" / "speed.csv", index=False)
-    with open(HERE / "results" / "speed.md", "w") as out:
-        out.write(f"# Step time against pool size ({args.steps} steps each)\n\n")
-        out.write(table.to_markdown(index=False) if _has_tabulate() else table.to_string())
-        out.write("\n")
+    write_markdown(table, args.steps)
 
 
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def write_markdown(table: pd.DataFrame, steps: int) -> None:
+    lines = [
+        f"# Step time against pool size ({steps} steps each: propose + record + re-estimate)",
+        "",
+        "| " + " | ".join(table.columns) + " |",
+        "|" + "---|" * len(table.columns),
+    ]
+    lines += [
+        "| " + " | ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in row) + " |"
+        for row in table.itertuples(index=False)
+    ]
+    (HERE / "results" / "speed.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
