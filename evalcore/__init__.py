@@ -20,6 +20,7 @@ from .samplers import (
     smoothed_probabilities,
 )
 from .session import SAMPLER_NAMES, Session, SessionError, make_sampler
+from .simulate import Run, SimulationResult, run_once, simulate
 from .strata import Partition, csf_edges, equal_width_edges, partition_pool, stratify_scores
 from .stratified import StratifiedSampler
 
@@ -41,9 +42,11 @@ __all__ = [
     "PoolValidationError",
     "Proposal",
     "Round",
+    "Run",
     "SAMPLER_NAMES",
     "Session",
     "SessionError",
+    "SimulationResult",
     "StaticISSampler",
     "StratifiedSampler",
     "csf_edges",
@@ -61,6 +64,8 @@ __all__ = [
     "partition_pool",
     "prior_from_probabilities",
     "read_table",
+    "run_once",
+    "simulate",
     "smoothed_probabilities",
     "stratify_scores",
     "true_risk",

@@ -45,3 +45,16 @@ def test_ais_proposal_approaches_the_optimal_proposal_as_labels_arrive():
         divergence.append(ec.kl_divergence(q_star, sampler.pmf()))
     assert np.all(np.isfinite(divergence))
     assert divergence[-1] < 0.5 * divergence[0]
+
+
+def test_cell_level_kl_equals_the_kl_of_the_full_pmfs():
+    pool = synthetic_pool(n=1200, positive_rate=0.05, seed=9)
+    measure = ec.get_measure("f1")
+    q_star = ec.optimal_proposal(pool, measure)
+    for name, options in [("ais", {"depth": 3}), ("passive", {}), ("oasis", {"n_strata": 8})]:
+        sampler = ec.make_sampler(name, pool, measure, 0, **options)
+        for _ in range(4):
+            expected = ec.kl_divergence(q_star, sampler.pmf())
+            assert sampler.kl_from(q_star) == pytest.approx(expected, rel=1e-9)
+            for _ in range(40):
+                sampler.record(pool.y_true[sampler.propose().item])

@@ -1,0 +1,258 @@
+"""Simulation, its summaries and the command-line contract."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import synthetic_pool
+
+import evalcore as ec
+from evalcore.simulate import Run, SimulationResult
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return synthetic_pool(n=2000, positive_rate=0.05, seed=31)
+
+
+def test_results_do_not_depend_on_jobs(pool):
+    one = ec.simulate(pool, "f1", "ais", 60, 4, seed=7, jobs=1, options={"depth": 4})
+    two = ec.simulate(pool, "f1", "ais", 60, 4, seed=7, jobs=2, options={"depth": 4})
+    for a, b in zip(one.runs, two.runs, strict=True):
+        np.testing.assert_array_equal(a.estimate, b.estimate)
+        np.testing.assert_array_equal(a.kl, b.kl)
+    assert one.final()["mse"] == two.final()["mse"]
+
+
+def test_every_label_is_recorded_and_progress_is_reported(pool):
+    calls = []
+    result = ec.simulate(
+        pool,
+        "accuracy",
+        "is",
+        25,
+        3,
+        seed=1,
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+    for run in result.runs:
+        np.testing.assert_array_equal(run.n_labels, np.arange(1, 26))
+        assert np.all(np.isfinite(run.kl))
+
+
+def test_designs_without_a_proposal_record_nan_kl(pool):
+    result = ec.simulate(pool, "f1", "stratified", 30, 2, seed=1)
+    assert np.all(np.isnan(result.runs[0].kl))
+
+
+def fake_result():
+    """Two runs by hand: truth 0.5; estimates at labels 1 and 2."""
+    run_a = Run(
+        np.array([1, 2]),
+        np.array([[np.nan], [0.7]]),
+        np.array([[np.nan], [0.6]]),
+        np.array([[np.nan], [0.8]]),
+        np.array([1.0, 0.5]),
+    )
+    run_b = Run(
+        np.array([1, 2]),
+        np.array([[0.4], [0.5]]),
+        np.array([[0.3], [0.45]]),
+        np.array([[0.6], [0.55]]),
+        np.array([2.0, 1.5]),
+    )
+    return SimulationResult("f1", "ais", 2, (run_a, run_b), np.array([0.5]), ("f1",), 0.95, 1.0)
+
+
+def test_summaries_match_hand_computed_values():
+    table = fake_result().summary(n_boot=200)
+    first, second = table.iloc[0], table.iloc[1]
+    # labels 1: only run b is defined, error 0.01, covered, bias -0.1; half undefined
+    assert first["mse"] == pytest.approx(0.01)
+    assert first["coverage"] == 1.0 and first["undefined"] == 0.5
+    assert first["bias"] == pytest.approx(-0.1)
+    assert first["kl"] == pytest.approx(1.5)
+    # labels 2: errors 0.04 and 0; run a's interval [0.6, 0.8] misses 0.5
+    assert second["mse"] == pytest.approx(0.02)
+    assert second["coverage"] == 0.5 and second["undefined"] == 0.0
+    assert second["bias"] == pytest.approx(0.1)
+    assert second["mse_low"] >= 0.0 and second["mse_high"] <= 0.04
+    final = fake_result().final()
+    assert final["mse"] == pytest.approx(0.02) and final["coverage"] == 0.5
+    assert final["bias"] == pytest.approx(0.1) and final["undefined"] == 0.0
+
+
+def test_undefined_runs_are_counted_not_averaged():
+    run = Run(
+        np.array([3]),
+        np.array([[np.nan]]),
+        np.array([[np.nan]]),
+        np.array([[np.nan]]),
+        np.array([np.nan]),
+    )
+    ok = Run(
+        np.array([3]), np.array([[0.5]]), np.array([[0.4]]), np.array([[0.6]]), np.array([np.nan])
+    )
+    result = SimulationResult(
+        "f1", "passive", 3, (run, ok, ok, ok), np.array([0.5]), ("f1",), 0.95, 0.0
+    )
+    assert result.final()["undefined"] == 0.25 and result.final()["mse"] == 0.0
+
+
+def cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "evalcore", "simulate", *args], capture_output=True, text=True
+    )
+
+
+@pytest.fixture(scope="module")
+def pool_file(tmp_path_factory, pool):
+    path = tmp_path_factory.mktemp("pool") / "pool.csv.gz"
+    pd.DataFrame(
+        {"item_id": np.arange(pool.n_pool), "score": pool.scores, "label": pool.y_true}
+    ).to_csv(path, index=False)
+    return path
+
+
+def test_cli_writes_the_trace_and_ends_with_the_json_summary(pool_file, tmp_path):
+    out = tmp_path / "trace.csv"
+    done = cli(
+        "--pool",
+        str(pool_file),
+        "--measure",
+        "f1",
+        "--sampler",
+        "ais",
+        "--budget",
+        "20",
+        "--repeats",
+        "3",
+        "--seed",
+        "4",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(summary) == {
+        "measure",
+        "sampler",
+        "budget",
+        "repeats",
+        "true",
+        "mse",
+        "mse_ci",
+        "bias",
+        "coverage",
+        "undefined",
+        "seconds",
+    }
+    assert summary["repeats"] == 3 and summary["budget"] == 20
+    trace = pd.read_csv(out)
+    assert list(trace.columns) == [
+        "repeat",
+        "n_labels",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "kl",
+        "true_value",
+    ]
+    assert len(trace) == 3 * 20
+    assert trace["true_value"].iloc[0] == pytest.approx(summary["true"])
+
+
+def test_cli_vector_measure_has_a_component_column(pool_file, tmp_path):
+    out = tmp_path / "pr.csv"
+    done = cli(
+        "--pool",
+        str(pool_file),
+        "--measure",
+        "pr_curve:4",
+        "--sampler",
+        "passive",
+        "--budget",
+        "10",
+        "--repeats",
+        "2",
+        "--every",
+        "5",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    trace = pd.read_csv(out)
+    assert "component" in trace.columns
+    assert len(trace) == 2 * 2 * 8  # repeats x records x components
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--measure", "f1", "--sampler", "ais", "--budget", "5", "--repeats", "1"], "--pool"),
+        (
+            [
+                "--pool",
+                "missing.csv",
+                "--measure",
+                "f1",
+                "--sampler",
+                "ais",
+                "--budget",
+                "5",
+                "--repeats",
+                "1",
+            ],
+            "does not exist",
+        ),
+        (["--measure", "f9", "--sampler", "ais", "--budget", "5", "--repeats", "1"], "--measure"),
+        (["--measure", "f1", "--sampler", "nope", "--budget", "5", "--repeats", "1"], "--sampler"),
+        (["--measure", "f1", "--sampler", "ais", "--budget", "-3", "--repeats", "1"], "--budget"),
+        (
+            [
+                "--measure",
+                "f1",
+                "--sampler",
+                "ais",
+                "--budget",
+                "5",
+                "--repeats",
+                "1",
+                "--confidence",
+                "2",
+            ],
+            "--confidence",
+        ),
+    ],
+)
+def test_cli_bad_arguments_exit_2_with_one_line(pool_file, args, words):
+    if "--pool" not in args:
+        args = ["--pool", str(pool_file), *args] if words != "--pool" else args
+    done = cli(*args)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert words in done.stderr
+
+
+def test_cli_pool_without_labels_is_refused(tmp_path):
+    path = tmp_path / "nolabels.csv"
+    pd.DataFrame({"score": [0.1, 0.9, -1.0]}).to_csv(path, index=False)
+    done = cli(
+        "--pool",
+        str(path),
+        "--measure",
+        "f1",
+        "--sampler",
+        "ais",
+        "--budget",
+        "2",
+        "--repeats",
+        "1",
+    )
+    assert done.returncode == 2 and "label" in done.stderr
