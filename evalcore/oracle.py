@@ -53,6 +53,9 @@ class DirichletTreeModel:
         True: an answer is final; the unobserved labels are latent and the MAP parameters are
         found by EM (App. F). False: labels may disagree on repeat; the leaf-level posterior
         predictive (App. H, eq. 14) with importance-weighted counts is used.
+    prior_strength : float
+        Pseudo-observations of the classifier per block: s(y|k) is multiplied by it in alpha
+        and beta (1 in Sec. 5.2; the reference package uses 2).
     em_tol, em_max_iter : float, int
         EM stops when the relative change of the log posterior is below ``em_tol``; after
         ``em_max_iter`` iterations it stops with an ``EMConvergenceWarning``.
@@ -73,15 +76,18 @@ class DirichletTreeModel:
         partition: Partition,
         block_prior: np.ndarray,
         deterministic: bool = True,
+        prior_strength: float = 1.0,
         em_tol: float = 1e-5,
         em_max_iter: int = 500,
     ):
+        if not prior_strength > 0:
+            raise ValueError("`prior_strength` must be positive.")
         if em_tol <= 0:
             raise ValueError("`em_tol` must be positive.")
         if int(em_max_iter) != em_max_iter or em_max_iter < 1:
             raise ValueError("`em_max_iter` must be a positive integer.")
         self.partition = partition
-        self.block_prior = np.asarray(block_prior, dtype=float)
+        self.block_prior = prior_strength * np.asarray(block_prior, dtype=float)
         self.deterministic = deterministic
         self.em_tol = float(em_tol)
         self.em_max_iter = int(em_max_iter)

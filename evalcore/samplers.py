@@ -336,6 +336,7 @@ class AISSampler(ImportanceSampler):
         partition: Partition | None = None,
         epsilon=1e-3,
         defensive=0.0,
+        prior_strength=1.0,
         em_tol=1e-5,
         em_max_iter=500,
     ):
@@ -350,6 +351,7 @@ class AISSampler(ImportanceSampler):
             self.partition,
             prior_from_probabilities(pool.prob, self.partition),
             deterministic=deterministic,
+            prior_strength=prior_strength,
             em_tol=em_tol,
             em_max_iter=em_max_iter,
         )

@@ -108,3 +108,16 @@ def test_response_keeps_support_on_every_class():
         warnings.simplefilter("error")
         model = ec.DirichletTreeModel(partition, ec.prior_from_probabilities(pool.prob, partition))
     assert np.all(model.response_ > 0)
+
+
+def test_prior_strength_scales_the_classifier_pseudo_counts():
+    pool = synthetic_pool(n=40, seed=6)
+    partition = ec.partition_pool(pool, depth=2, branching=2)
+    prior = ec.prior_from_probabilities(pool.prob, partition)
+    single = ec.DirichletTreeModel(partition, prior, deterministic=False)
+    double = ec.DirichletTreeModel(partition, prior, deterministic=False, prior_strength=2.0)
+    np.testing.assert_allclose(double.alpha_ - 1, 2 * (single.alpha_ - 1))
+    depth_terms = np.repeat([1.0, 4.0], [2, 4])[:, None]
+    np.testing.assert_allclose(double.beta_ - depth_terms, 2 * (single.beta_ - depth_terms))
+    with pytest.raises(ValueError, match="prior_strength"):
+        ec.DirichletTreeModel(partition, prior, prior_strength=0)

@@ -1,0 +1,129 @@
+"""Label efficiency of every sampler on the two real pools (seed 003's setup).
+
+F1 MSE at 500, 1000 and 2000 labels for all eight samplers; accuracy MSE at 1000; total
+PR-curve MSE at 5000 for ais, is and passive. Setup as in seed 003 Sec. 5.2: 2^8 CSF blocks,
+prior from expit(score), deterministic oracle (the pools' labels). Each configuration's
+summary row is appended to benchmarks/results/label_efficiency.csv as soon as it finishes;
+at the end a Markdown table is written to benchmarks/results/label_efficiency.md.
+
+    python benchmarks/label_efficiency.py [--repeats 100] [--pr-repeats 30] [--jobs 2]
+        [--only f1|accuracy|pr]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+
+import evalcore as ec
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data"
+POOLS = {"abt-buy": "abt-buy.csv.gz", "tweets100k": "tweets100k.csv.gz"}
+SAMPLERS = ["ais", "ais-1", "is", "bernoulli", "oasis", "stratified", "neyman", "passive"]
+OUT = HERE / "results" / "label_efficiency.csv"
+
+
+def load(name: str) -> ec.Pool:
+    frame = pd.read_csv(DATA / POOLS[name])
+    mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label")
+    return ec.Pool.from_dataframe(frame, mapping)
+
+
+def study(pool_name, pool, measure, sampler, budget, checkpoints, repeats, jobs, every):
+    result = ec.simulate(
+        pool, measure, sampler, budget, repeats, seed=2021, jobs=jobs, record_every=every
+    )
+    summary = result.summary()
+    rows = []
+    for labels in checkpoints:
+        at = summary[summary.n_labels == labels]
+        if at.empty:  # a Bernoulli plan can end just short of the budget
+            at = summary.iloc[[-1]]
+        row = at.iloc[0]
+        rows.append(
+            {
+                "pool": pool_name,
+                "measure": measure,
+                "sampler": sampler,
+                "n_labels": int(labels),
+                "repeats": repeats,
+                "mse": row["mse"],
+                "mse_low": row["mse_low"],
+                "mse_high": row["mse_high"],
+                "coverage": row["coverage"],
+                "undefined": row["undefined"],
+                "seconds": round(result.seconds, 1),
+            }
+        )
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=100)
+    parser.add_argument("--pr-repeats", type=int, default=30)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", choices=["f1", "accuracy", "pr"])
+    args = parser.parse_args()
+    plan = []
+    for pool_name in POOLS:
+        plan += [(pool_name, "f1", s, 2000, (500, 1000, 2000), args.repeats, 1) for s in SAMPLERS]
+    for pool_name in POOLS:
+        plan += [(pool_name, "accuracy", s, 1000, (1000,), args.repeats, 1) for s in SAMPLERS]
+    for pool_name in POOLS:
+        plan += [
+            (pool_name, "pr_curve:100", s, 5000, (5000,), args.pr_repeats, 5000)
+            for s in ("ais", "is", "passive")
+        ]
+    if args.only:
+        plan = [p for p in plan if p[1].startswith({"pr": "pr_curve"}.get(args.only, args.only))]
+    OUT.parent.mkdir(exist_ok=True)
+    pools = {name: load(name) for name in POOLS}
+    for pool_name, measure, sampler, budget, checkpoints, repeats, every in plan:
+        start = time.perf_counter()
+        rows = study(
+            pool_name,
+            pools[pool_name],
+            measure,
+            sampler,
+            budget,
+            checkpoints,
+            repeats,
+            args.jobs,
+            every,
+        )
+        frame = pd.DataFrame(rows)
+        frame.to_csv(OUT, mode="a", header=not OUT.exists(), index=False)
+        for row in rows:
+            print(json.dumps(row), flush=True)
+        print(f"# {pool_name} {measure} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)
+    write_markdown()
+
+
+def write_markdown():
+    table = pd.read_csv(OUT)
+    lines = ["# Label efficiency on the real pools (MSE with 95% bootstrap interval)", ""]
+    for (pool_name, measure), group in table.groupby(["pool", "measure"], sort=False):
+        lines += [
+            f"## {pool_name}, {measure}",
+            "",
+            "| sampler | labels | repeats | MSE | 95% CI | coverage | undefined |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in group.itertuples():
+            lines.append(
+                f"| {row.sampler} | {row.n_labels} | {row.repeats} | {row.mse:.2e} | "
+                f"{row.mse_low:.2e}-{row.mse_high:.2e} | {row.coverage:.2f} | "
+                f"{row.undefined:.2f} |"
+            )
+        lines.append("")
+    (OUT.parent / "label_efficiency.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
