@@ -69,6 +69,7 @@ def main():
     parser.add_argument("--pr-repeats", type=int, default=30)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", choices=["f1", "accuracy", "pr"])
+    parser.add_argument("--samplers", help="comma-separated subset of the samplers")
     args = parser.parse_args()
     plan = []
     for pool_name in POOLS:
@@ -80,6 +81,8 @@ def main():
             (pool_name, "pr_curve:100", s, 5000, (5000,), args.pr_repeats, 5000)
             for s in ("ais", "is", "passive")
         ]
+    if args.samplers:
+        plan = [p for p in plan if p[2] in args.samplers.split(",")]
     if args.only:
         plan = [p for p in plan if p[1].startswith({"pr": "pr_curve"}.get(args.only, args.only))]
     OUT.parent.mkdir(exist_ok=True)

@@ -27,6 +27,7 @@ DATA = HERE.parent.parent / "shared" / "data" / "abt-buy.csv.gz"
 ROW_FORMAT = (
     "{sampler:>9} {measure:>14} N={n_pool:>9,}  pool {pool_s:6.2f}s  setup {setup_s:6.3f}s"
     "  step median {step_median_ms:7.2f} ms  p90 {step_p90_ms:7.2f} ms"
+    "  allocation {allocation_ms:6.2f} ms"
     "  peak {peak_rss_mb:7.1f} MB"
 )
 CONFIGS = [
@@ -62,6 +63,14 @@ def measure_one(sampler_name: str, measure_name: str, n_pool: int, steps: int) -
         ec.estimate(sampler).confidence_interval()  # what the app shows after every label
         times.append(time.perf_counter() - start)
     times = np.array(times) * 1e3
+    allocation_ms = float("nan")
+    if sampler_name == "bernoulli":  # water-filling for one round, at the cells' level
+        allocation = []
+        for _ in range(20):
+            start = time.perf_counter()
+            sampler.inclusion_probabilities(50.0)
+            allocation.append(time.perf_counter() - start)
+        allocation_ms = round(float(np.median(allocation)) * 1e3, 2)
     return {
         "sampler": sampler_name,
         "measure": measure_name,
@@ -70,6 +79,7 @@ def measure_one(sampler_name: str, measure_name: str, n_pool: int, steps: int) -
         "setup_s": round(t2 - t1, 3),
         "step_median_ms": round(float(np.median(times)), 2),
         "step_p90_ms": round(float(np.percentile(times, 90)), 2),
+        "allocation_ms": allocation_ms,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

@@ -131,9 +131,13 @@ class SimulationResult:
         return labels, error, covered, kl
 
     def summary(self, n_boot: int = 1000, rng=0) -> pd.DataFrame:
-        """Per label count: MSE with a bootstrap 95% interval (over runs), bias (scalar
-        measures), coverage, mean KL and the share of runs whose estimate is undefined."""
+        """Per label count: the runs that reached it, MSE with a bootstrap 95% interval (over
+        runs), bias (scalar measures), coverage, mean KL and the share of those runs whose
+        estimate is undefined."""
         labels, error, covered, kl = self.squared_errors()
+        reached = np.zeros(error.shape, dtype=bool)
+        for r, run in enumerate(self.runs):
+            reached[r, np.searchsorted(labels, run.n_labels)] = True
         rng = np.random.default_rng(rng)
         picks = rng.integers(self.repeats, size=(n_boot, self.repeats))
         with _quiet():
@@ -141,12 +145,14 @@ class SimulationResult:
             table = pd.DataFrame(
                 {
                     "n_labels": labels,
+                    "runs": reached.sum(axis=0),
                     "mse": np.nanmean(error, axis=0),
                     "mse_low": np.nanpercentile(boot, 2.5, axis=0),
                     "mse_high": np.nanpercentile(boot, 97.5, axis=0),
                     "coverage": np.nanmean(covered, axis=0),
                     "kl": np.nanmean(kl, axis=0),
-                    "undefined": np.mean(np.isnan(error), axis=0),
+                    "undefined": (reached & np.isnan(error)).sum(axis=0)
+                    / np.maximum(reached.sum(axis=0), 1),
                 }
             )
         if len(self.true_value) == 1:

@@ -256,3 +256,24 @@ def test_cli_pool_without_labels_is_refused(tmp_path):
         "1",
     )
     assert done.returncode == 2 and "label" in done.stderr
+
+
+def test_a_run_that_ended_earlier_is_not_counted_as_undefined():
+    # regression: Bernoulli plans end at a random label count; a run without a record at a
+    # count must not be reported as an undefined estimate there
+    short = Run(
+        np.array([1]), np.array([[0.5]]), np.array([[0.4]]), np.array([[0.6]]), np.array([np.nan])
+    )
+    long = Run(
+        np.array([1, 2]),
+        np.array([[0.5], [0.6]]),
+        np.array([[0.4], [0.5]]),
+        np.array([[0.6], [0.7]]),
+        np.array([np.nan, np.nan]),
+    )
+    result = SimulationResult(
+        "f1", "bernoulli", 2, (short, long), np.array([0.5]), ("f1",), 0.95, 0.0
+    )
+    at_two = result.summary(n_boot=50).iloc[1]
+    assert at_two["runs"] == 1 and at_two["undefined"] == 0.0
+    assert at_two["mse"] == pytest.approx(0.01)
