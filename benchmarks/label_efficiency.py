@@ -70,6 +70,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", choices=["f1", "accuracy", "pr"])
     parser.add_argument("--samplers", help="comma-separated subset of the samplers")
+    parser.add_argument("--out", type=Path, default=OUT, help="CSV to append rows to")
     args = parser.parse_args()
     plan = []
     for pool_name in POOLS:
@@ -101,15 +102,15 @@ def main():
             every,
         )
         frame = pd.DataFrame(rows)
-        frame.to_csv(OUT, mode="a", header=not OUT.exists(), index=False)
+        frame.to_csv(args.out, mode="a", header=not args.out.exists(), index=False)
         for row in rows:
             print(json.dumps(row), flush=True)
         print(f"# {pool_name} {measure} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)
-    write_markdown()
+    write_markdown(args.out)
 
 
-def write_markdown():
-    table = pd.read_csv(OUT)
+def write_markdown(path: Path = OUT):
+    table = pd.read_csv(path)
     lines = ["# Label efficiency on the real pools (MSE with 95% bootstrap interval)", ""]
     for (pool_name, measure), group in table.groupby(["pool", "measure"], sort=False):
         lines += [
@@ -125,7 +126,7 @@ def write_markdown():
                 f"{row.undefined:.2f} |"
             )
         lines.append("")
-    (OUT.parent / "label_efficiency.md").write_text("\n".join(lines))
+    path.with_suffix(".md").write_text("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -6,22 +6,23 @@ from conftest import synthetic_pool
 
 import evalcore as ec
 
-SAMPLERS = {
-    "passive": {},
-    "is": {},
-    "is-smoothed": {"smoothing": 0.9},
-    "ais": {"depth": 4},
-    "ais-1": {"n_blocks": 16},
-    "ais-stochastic": {"depth": 4, "deterministic": False},
-    "ais-defensive": {"depth": 4, "defensive": 0.1},
-    "oasis": {"n_strata": 16},
+SAMPLERS = {  # case name: (sampler name, options)
+    "passive": ("passive", {}),
+    "is": ("is", {}),
+    "is-smoothed": ("is", {"smoothing": 0.9}),
+    "ais": ("ais", {"depth": 4}),
+    "ais-1": ("ais-1", {"n_blocks": 16}),
+    "ais-stochastic": ("ais", {"depth": 4, "deterministic": False}),
+    "ais-defensive": ("ais", {"depth": 4, "defensive": 0.1}),
+    "ais-sample-risk": ("ais", {"depth": 4, "risk": "sample"}),
+    "oasis": ("oasis", {"n_strata": 16}),
 }
 MEASURES = ["f1", "accuracy", "pr_curve:5", "mcc"]
 
 
-def build(name, pool, measure, seed=0):
-    base = name.split("-smoothed")[0].split("-stochastic")[0].split("-defensive")[0]
-    return ec.make_sampler(base, pool, measure, seed, **SAMPLERS[name])
+def build(case, pool, measure, seed=0):
+    name, options = SAMPLERS[case]
+    return ec.make_sampler(name, pool, measure, seed, **options)
 
 
 def answer(sampler, pool, n):
