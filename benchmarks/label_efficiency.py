@@ -35,16 +35,32 @@ def load(name: str) -> ec.Pool:
 
 
 def study(pool_name, pool, measure, sampler, budget, checkpoints, repeats, jobs, every):
+    """Rows at each checkpoint, read along one simulation to ``budget``.
+
+    Bernoulli sampling plans its rounds for its budget, and a plan's label count is random
+    with the budget as its expectation; so its row at the budget is each run's final
+    estimate, and at a smaller checkpoint the runs that reached it, read there.
+    """
     result = ec.simulate(
         pool, measure, sampler, budget, repeats, seed=2021, jobs=jobs, record_every=every
     )
     summary = result.summary()
     rows = []
     for labels in checkpoints:
-        at = summary[summary.n_labels == labels]
-        if at.empty:  # a Bernoulli plan can end just short of the budget
-            at = summary.iloc[[-1]]
-        row = at.iloc[0]
+        if sampler == "bernoulli" and labels == budget:
+            final = result.final()
+            figures = dict(
+                mse=final["mse"],
+                mse_low=final["mse_ci"][0],
+                mse_high=final["mse_ci"][1],
+                coverage=final["coverage"],
+                undefined=final["undefined"],
+            )
+        else:
+            row = summary[summary.n_labels == labels].iloc[0]
+            figures = {
+                key: row[key] for key in ("mse", "mse_low", "mse_high", "coverage", "undefined")
+            }
         rows.append(
             {
                 "pool": pool_name,
@@ -52,11 +68,7 @@ def study(pool_name, pool, measure, sampler, budget, checkpoints, repeats, jobs,
                 "sampler": sampler,
                 "n_labels": int(labels),
                 "repeats": repeats,
-                "mse": row["mse"],
-                "mse_low": row["mse_low"],
-                "mse_high": row["mse_high"],
-                "coverage": row["coverage"],
-                "undefined": row["undefined"],
+                **figures,
                 "seconds": round(result.seconds, 1),
             }
         )
