@@ -14,7 +14,6 @@ SAMPLERS = {  # case name: (sampler name, options)
     "ais-1": ("ais-1", {"n_blocks": 16}),
     "ais-stochastic": ("ais", {"depth": 4, "deterministic": False}),
     "ais-defensive": ("ais", {"depth": 4, "defensive": 0.1}),
-    "ais-sample-risk": ("ais", {"depth": 4, "risk": "sample"}),
     "oasis": ("oasis", {"n_strata": 16}),
 }
 MEASURES = ["f1", "accuracy", "pr_curve:5", "mcc"]
