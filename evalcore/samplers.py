@@ -436,8 +436,7 @@ class OASISSampler(ImportanceSampler):
         super().__init__(pool, measure, deterministic, rng)
         if pool.n_classes != 2:
             raise ValueError("OASIS is defined for binary pools only.")
-        depth = 1
-        self.partition = partition_pool(pool, depth=depth, branching=int(n_strata))
+        self.partition = partition_pool(pool, depth=1, branching=int(n_strata))
         prior = prior_from_probabilities(pool.prob, self.partition)[:, 1]
         self.defensive = uniform_share
         self.beta_pos_ = prior_strength * prior + 1e-3

@@ -77,7 +77,11 @@ class Session:
 
     def __post_init__(self):
         self.measure = get_measure(self.measure_name, self.pool.n_classes)
-        answers, self.log = list(self.log), []
+        self._replay(list(self.log))
+
+    def _replay(self, answers: list[tuple[int, int]]) -> None:
+        """Rebuild the sampler from the seed and record ``answers`` again."""
+        self.log = []
         self._rebuild()
         for item, label in answers:
             self.record(item, label)
@@ -128,11 +132,7 @@ class Session:
         """Forget the last answer: rebuild from the seed and replay the shorter log."""
         if not self.log:
             raise SessionError("there is no answer to undo.")
-        answers = self.log[:-1]
-        self.log = []
-        self._rebuild()
-        for item, label in answers:
-            self.record(item, label)
+        self._replay(self.log[:-1])
 
     def estimate(self, measure_name: str | None = None) -> Estimate:
         """The estimate of the session's measure, or of another one (sample reuse)."""
