@@ -7,29 +7,37 @@ from conftest import synthetic_pool
 import evalcore as ec
 
 
-def test_csf_bins_have_nearly_equal_cumulative_sqrt_frequency():
+def test_csf_cuts_where_the_cumulative_root_frequency_passes_each_target():
+    # 2 strata -> 8 fine bins over [0.5, 7.5], width 0.875; counts 16,16,16,16,1,1,1,1 give
+    # cumulative sqrt 4,8,12,16,17,18,19,20; the target 10 is passed in fine bin 2, whose
+    # lower edge is 0.5 + 2 * 0.875 = 2.25.
+    scores = np.repeat(np.arange(8) + 0.5, [16, 16, 16, 16, 1, 1, 1, 1])
+    np.testing.assert_allclose(ec.csf_edges(scores, 2), [2.25])
+    block = ec.stratify_scores(scores, 2, "csf")
+    assert np.bincount(block).tolist() == [32, 36]
+
+
+def test_a_dense_spike_cannot_leave_strata_empty():
+    # 4 strata -> 16 fine bins; fine bin 0 holds 10,000 items (sqrt 100) and passes all three
+    # targets (28.75, 57.5, 86.25 of 115); each later fine bin closes one stratum instead.
+    scores = np.concatenate([np.zeros(10_000), np.arange(1, 16) + 0.5])
+    block = ec.stratify_scores(scores, 4, "csf")
+    assert np.bincount(block).tolist() == [10_000, 1, 1, 13]
+
+
+def test_csf_on_a_smooth_density_balances_root_frequency():
     scores = np.random.default_rng(0).normal(size=20000)
     n_bins = 8
     block = ec.stratify_scores(scores, n_bins, "csf")
-    # Reference: the same rule applied directly on a fine histogram.
-    counts, edges = np.histogram(scores, bins=64 * n_bins)
-    cum = np.cumsum(np.sqrt(counts))
-    share_per_bin = (
-        np.array(
-            [
-                np.sqrt(
-                    counts[
-                        (edges[:-1] >= scores[block == b].min())
-                        & (edges[:-1] <= scores[block == b].max())
-                    ]
-                ).sum()
-                for b in range(n_bins)
-            ]
-        )
-        / cum[-1]
+    counts, edges = np.histogram(scores, bins=4 * n_bins)
+    root = np.sqrt(counts)
+    fine_of_item = np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, 4 * n_bins - 1)
+    share = (
+        np.array([root[np.unique(fine_of_item[block == b])].sum() for b in range(n_bins)])
+        / root.sum()
     )
-    # each bin holds 1/8 of the root-frequency mass up to one fine histogram bin
-    assert np.all(np.abs(share_per_bin - 1 / n_bins) < 0.01)
+    # each stratum holds 1/8 of the root-frequency mass up to one fine bin (at most 0.085)
+    assert np.all(np.abs(share - 1 / n_bins) <= root.max() / root.sum() + 1e-12)
     assert np.all(np.diff([scores[block == b].max() for b in range(n_bins)]) > 0)
 
 
