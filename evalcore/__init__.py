@@ -9,7 +9,14 @@ from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal,
 from .estimators import Estimate, estimate, estimate_bernoulli, estimate_is, estimate_stratified
 from .measures import Measure, MeasureError
 from .oracle import DirichletTreeModel, EMConvergenceWarning, prior_from_probabilities
-from .pool import ColumnMapping, Pool, PoolValidationError, detect_mapping, read_table
+from .pool import (
+    ColumnMapping,
+    Pool,
+    PoolValidationError,
+    detect_mapping,
+    frame_from_bytes,
+    read_table,
+)
 from .samplers import (
     AISSampler,
     Draws,
@@ -19,8 +26,9 @@ from .samplers import (
     StaticISSampler,
     smoothed_probabilities,
 )
-from .session import SAMPLER_NAMES, Session, SessionError, make_sampler
+from .session import SAMPLER_NAMES, Session, SessionError, make_sampler, pool_fingerprint
 from .simulate import Run, SimulationResult, run_once, simulate
+from .store import SessionConflict, Store, StoreError
 from .strata import Partition, csf_edges, equal_width_edges, partition_pool, stratify_scores
 from .stratified import StratifiedSampler
 
@@ -45,7 +53,10 @@ __all__ = [
     "Run",
     "SAMPLER_NAMES",
     "Session",
+    "SessionConflict",
     "SessionError",
+    "Store",
+    "StoreError",
     "SimulationResult",
     "StaticISSampler",
     "StratifiedSampler",
@@ -57,11 +68,13 @@ __all__ = [
     "estimate_bernoulli",
     "estimate_is",
     "estimate_stratified",
+    "frame_from_bytes",
     "get_measure",
     "kl_divergence",
     "make_sampler",
     "optimal_proposal",
     "partition_pool",
+    "pool_fingerprint",
     "prior_from_probabilities",
     "read_table",
     "run_once",

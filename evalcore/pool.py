@@ -236,7 +236,8 @@ def _ids(frame, column):
     duplicated = np.flatnonzero(ids.duplicated(keep=False).to_numpy())
     if len(duplicated):
         raise PoolValidationError(
-            f"ids are not unique (e.g. {ids.iloc[duplicated[0]]!r} appears more than once).",
+            f"ids are not unique: duplicate ids (e.g. '{ids.iloc[duplicated[0]]}' appears "
+            "more than once).",
             "give every item a distinct id, or map no id column to number the rows.",
             column,
             duplicated,
@@ -250,7 +251,7 @@ def _finite_numbers(frame, column) -> np.ndarray:
     not_numeric = np.flatnonzero((values.isna() & raw.notna()).to_numpy())
     if len(not_numeric):
         raise PoolValidationError(
-            f"values are not numbers (e.g. {raw.iloc[not_numeric[0]]!r}).",
+            f"values are not numbers (e.g. '{raw.iloc[not_numeric[0]]}').",
             "map a numeric score column, or clean these rows.",
             column,
             not_numeric,

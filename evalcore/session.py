@@ -62,6 +62,14 @@ def pool_fingerprint(pool: Pool) -> str:
     return digest.hexdigest()[:16]
 
 
+def first_component(estimate: Estimate, confidence_level: float) -> tuple[float, float, float]:
+    """The first component's value and interval (NaN when undefined), for a history."""
+    if not estimate.defined:
+        return (np.nan, np.nan, np.nan)
+    low, high = estimate.confidence_interval(confidence_level)
+    return (float(estimate.value[0]), float(low[0]), float(high[0]))
+
+
 @dataclass
 class Session:
     """Pool, measure, sampler and the answer log; ``log`` holds (item index, label) pairs of
@@ -139,6 +147,18 @@ class Session:
         if measure_name is None:
             return estimate(self.sampler)
         return estimate(self.sampler, get_measure(measure_name, self.pool.n_classes))
+
+    def history(self, confidence_level: float = 0.95) -> list[tuple[int, float, float, float]]:
+        """(labels, estimate, interval low, interval high) of the first component after each
+        answer in the log, from a replay of a copy (NaN where the measure is not defined)."""
+        replay = Session(
+            self.pool, self.measure_name, self.sampler_name, self.seed, self.budget, self.options
+        )
+        rows = []
+        for item, label in self.log:
+            replay.record(item, label)
+            rows.append((replay.n_labels, *first_component(replay.estimate(), confidence_level)))
+        return rows
 
     def to_json(self) -> str:
         return json.dumps(

@@ -1,56 +1,197 @@
-"""The app driven by Streamlit's own AppTest."""
+"""The app driven by Streamlit's own AppTest: every page, bad uploads, labelling, resume."""
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+import evalcore as ec
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
 
 
-def started(sampler="ais", budget=30):
-    at = AppTest.from_file(APP, default_timeout=60).run()
+@pytest.fixture(autouse=True)
+def database(tmp_path, monkeypatch):
+    path = tmp_path / "sessions.db"
+    monkeypatch.setenv("EVAL_DB", str(path))
+    return path
+
+
+def app():
+    return AppTest.from_file(APP, default_timeout=60)
+
+
+def errors(at):
+    return " ".join(e.value for e in at.error)
+
+
+def opened_sample(name="products.csv"):
+    at = app().run()
     assert not at.exception
-    at.selectbox(key="sampler").set_value(sampler)
-    at.number_input(key="budget").set_value(budget)
-    at.button(key="start").click().run()
+    at.button(key=f"sample_{name}").click().run()
     assert not at.exception
     return at
 
 
-def test_start_page_explains_what_to_do():
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    assert not at.exception
-    assert "press **Start**" in at.info[0].value
+def started(sampler="ais", budget=30, sample="products.csv", measure=None):
+    at = opened_sample(sample)
+    if measure:
+        at.selectbox(key="setup_measure").set_value(measure).run()
+    at.selectbox(key="setup_sampler").set_value(sampler).run()
+    at.number_input[0].set_value(budget)  # the label budget
+    at.button(key="start").click().run()
+    assert not at.exception, at.exception
+    return at
 
 
-def test_labelling_updates_the_estimate_and_undo_goes_back():
+def progress(at):
+    return at.get("progress")[0].proto.text
+
+
+def test_opening_a_sample_leads_to_the_set_up_page_with_defaults():
+    at = opened_sample()
+    assert at.selectbox(key="setup_sampler").value == "ais"
+    assert at.selectbox(key="setup_measure").value == "f1"
+    assert "Product record pairs" in " ".join(c.value for c in at.caption)
+
+
+def test_labelling_updates_the_estimate_and_undo_goes_back(database):
     at = started()
-    assert at.metric[0].value == "0 / 30"
+    assert progress(at) == "0 of 30 labels"
+    assert at.query_params["session"]
     for _ in range(3):
         at.button(key="label_1").click().run()
     assert not at.exception
-    assert at.metric[0].value == "3 / 30"
+    assert progress(at) == "3 of 30 labels"
     at.button(key="auto").click().run()
-    assert at.metric[0].value == "13 / 30"
-    estimate = at.metric[1].value
-    assert estimate != "not yet defined"
+    assert progress(at) == "13 of 30 labels"
+    assert at.metric[0].value != "not yet defined"
     at.button(key="undo").click().run()
-    assert at.metric[0].value == "12 / 30"
+    assert progress(at) == "12 of 30 labels"
+    # every answer is in the database, in order
+    store = ec.Store(database)
+    (record,) = store.sessions()
+    assert record.n_answers == 12 and record.sampler == "ais" and record.budget == 30
 
 
-def test_item_content_is_shown_as_text():
+def test_a_new_app_process_resumes_with_the_same_progress_and_estimate():
+    at = started(budget=40)
+    at.button(key="auto").click().run()
+    session_id = at.query_params["session"]
+    estimate, caption = at.metric[0].value, at.caption[-1].value
+    fresh = app()
+    fresh.query_params["session"] = session_id
+    fresh.switch_page("pages/label.py").run()
+    assert not fresh.exception
+    assert progress(fresh) == "10 of 40 labels"
+    assert fresh.metric[0].value == estimate
+    assert caption in [c.value for c in fresh.caption]
+
+
+def test_item_content_is_shown_as_text_and_the_model_is_hidden_by_default():
     at = started("bernoulli")
     texts = [t.value for t in at.text]
     assert any(t.startswith("left: ") for t in texts)
     assert any(t.startswith("right: ") for t in texts)
+    assert not any(c.value.startswith("Model: score") for c in at.caption)
+    at.toggle(key="show_model").set_value(True).run()
+    assert any(c.value.startswith("Model: score") for c in at.caption)
+
+
+def test_label_buttons_show_their_keyboard_shortcut():
+    at = started()
+    assert at.button(key="label_0").label.startswith("1 · ")
+    assert at.button(key="label_1").label.startswith("2 · ")
 
 
 def test_an_undefined_estimate_shows_its_reason_instead_of_a_number():
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.selectbox(key="sample").set_value("Needle in a haystack (1 positive in 5,000)").run()
-    at.selectbox(key="measure").set_value("precision").run()
-    at.selectbox(key="sampler").set_value("passive").run()
-    at.button(key="start").click().run()
-    assert not at.exception
-    assert at.metric[1].value == "not yet defined"
+    at = started("passive", sample="needle.csv.gz", measure="precision")
+    assert at.metric[0].value == "not yet defined"
     assert "no predicted positive labelled yet" in [c.value for c in at.caption]
+
+
+def test_a_multiclass_pool_gets_one_button_per_class():
+    at = started("ais", sample="sentiment3.csv", measure="macro_f1")
+    at.button(key="label_2").click().run()
+    assert not at.exception
+    assert progress(at) == "1 of 30 labels"
+
+
+def test_saved_sessions_are_listed_resumed_and_deleted():
+    at = started(budget=20)
+    at.button(key="label_0").click().run()
+    session_id = at.query_params["session"]
+    start = app().run()
+    assert "1 / 20 labels" in start.markdown[1].value or any(
+        "1 / 20 labels" in m.value for m in start.markdown
+    )
+    start.button(key=f"resume_{session_id}").click().run()
+    assert not start.exception
+    assert progress(start) == "1 of 20 labels"
+    start = app().run()
+    start.button(key=f"delete_{session_id}").click().run()
+    start.button(key=f"confirm_{session_id}").click().run()
+    assert not start.exception
+    assert not any(b.key == f"resume_{session_id}" for b in start.button)
+
+
+def test_set_up_and_label_pages_explain_what_is_missing():
+    at = app()
+    at.switch_page("pages/setup.py").run()
+    assert not at.exception
+    assert "start page" in at.info[0].value
+    at = app()
+    at.switch_page("pages/label.py").run()
+    assert "Start a session" in at.info[0].value
+    at = app()
+    at.query_params["session"] = "no-such-session"
+    at.switch_page("pages/label.py").run()
+    assert not at.exception
+    assert "no saved session" in errors(at)
+
+
+def upload(content: bytes, name="pool.csv"):
+    at = app().run()
+    at.file_uploader(key="upload").upload(name, content).run()
+    assert not at.exception, at.exception
+    return at
+
+
+BAD_UPLOADS = {
+    "empty": (b"", "file is empty"),
+    "header only": (b"item_id,score,label\n", "no rows"),
+    "one row": (b"item_id,score,label\n1,0.5,1\n", "single row"),
+    "no score column": (b"item_id,colour,label\n1,red,1\n2,blue,0\n", "no score column"),
+    "NaN scores": (
+        b"item_id,score,label\n1,0.5,1\n2,,0\n3,nan,0\n4,-1,0\n",
+        "score",
+    ),
+    "duplicate ids": (b"item_id,score,label\n1,0.5,1\n1,0.2,0\n2,-1,0\n", "duplicate"),
+    "unknown labels": (b"item_id,score,label\n1,0.5,1\n2,0.2,maybe\n3,-1,0\n", "maybe"),
+    "not a table": (b"\x89PNG\r\n\x1a\n\x00\x00binary", "could not be parsed"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_UPLOADS))
+def test_a_bad_upload_gets_a_message_that_names_the_problem(case):
+    content, expected = BAD_UPLOADS[case]
+    at = upload(content)
+    shown = errors(at) + " ".join(w.value for w in at.warning)
+    assert expected in shown, shown
+    assert not any(b.key == "use_upload" for b in at.button)
+
+
+def test_the_offending_rows_are_shown():
+    at = upload(b"item_id,score,label\n1,0.5,1\n2,,0\n3,nan,0\n4,-1,0\n")
+    assert "rows 1, 2" in errors(at)
+    assert at.dataframe[0].value.shape[0] == 2
+
+
+def test_a_good_upload_is_previewed_and_used():
+    content = (ROOT / "sample_data" / "products.csv").read_bytes()
+    at = upload(content, "my-pairs.csv")
+    assert [m.value for m in at.metric][:1] == ["2,000"]
+    at.button(key="use_upload").click().run()
+    assert not at.exception
+    assert "Pool: **my\\-pairs**, 2,000 items" in " ".join(c.value for c in at.caption)

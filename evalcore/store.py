@@ -1,0 +1,312 @@
+"""Sessions that cannot lose work: pools, sessions and every answer in one SQLite file.
+
+Each answer is its own transaction, written before the caller shows the next item. An answer
+carries its position in the log, and the insert succeeds only when exactly that many answers
+precede it, so two windows on one session cannot interleave: the second writer gets a
+``SessionConflict`` and must reload. A pool is stored as the bytes of the file it came from,
+with its column mapping, so a session can be resumed after a restart without the upload.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+import uuid
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .pool import ColumnMapping, Pool, frame_from_bytes
+from .session import Session
+
+__all__ = ["Store", "StoreError", "SessionConflict", "mapping_to_json", "mapping_from_json"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pools (
+    key TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    file_name TEXT NOT NULL,
+    mapping TEXT NOT NULL,
+    data BLOB NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    pool_key TEXT NOT NULL REFERENCES pools(key),
+    measure TEXT NOT NULL,
+    sampler TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    budget INTEGER,
+    options TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS answers (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    item INTEGER NOT NULL,
+    label INTEGER NOT NULL,
+    answered TEXT NOT NULL,
+    PRIMARY KEY (session_id, position)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The database cannot be read or written; the message says what to do."""
+
+
+class SessionConflict(StoreError):
+    """The session changed in the database since this window last read it."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def mapping_to_json(mapping: ColumnMapping) -> str:
+    return json.dumps(dataclasses.asdict(mapping), sort_keys=True)
+
+
+def mapping_from_json(text: str) -> ColumnMapping:
+    fields = json.loads(text)
+    for name in ("content", "classes"):
+        if fields.get(name) is not None:
+            fields[name] = tuple(fields[name])
+    if isinstance(fields["score"], list):
+        fields["score"] = tuple(fields["score"])
+    return ColumnMapping(**fields)
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionRecord:
+    """A saved session's settings and progress, as listed on the start page."""
+
+    id: str
+    pool_key: str
+    pool_name: str
+    measure: str
+    sampler: str
+    seed: int
+    budget: int | None
+    options: dict
+    confidence: float
+    created: str
+    updated: str
+    n_answers: int
+
+
+class Store:
+    """The SQLite file at ``path`` (created with its tables when missing)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.timeout = 10.0  # seconds to wait for another writer's lock
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as db:
+                db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(
+                f"The session database {self.path} cannot be opened ({exc}). "
+                "Point EVAL_DB to a writable file."
+            ) from None
+
+    @contextmanager
+    def _connect(self):
+        """One connection per operation, committed on success, rolled back on error."""
+        db = sqlite3.connect(self.path, timeout=self.timeout)
+        try:
+            db.execute("PRAGMA foreign_keys = ON")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = FULL")
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    @contextmanager
+    def _writing(self, what: str):
+        try:
+            yield
+        except SessionConflict:
+            raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"Could not save {what} to {self.path} ({exc}). Nothing was lost: the "
+                "database holds every answer saved before this one. Free disk space or "
+                "check the file's permissions, then try again."
+            ) from None
+
+    # -- pools ---------------------------------------------------------------------------
+    def save_pool(self, name: str, file_name: str, data: bytes, mapping: ColumnMapping) -> str:
+        """Store a pool's source file and mapping; returns its key (same file + mapping, same
+        key, stored once)."""
+        mapping_text = mapping_to_json(mapping)
+        key = hashlib.sha256(data + mapping_text.encode()).hexdigest()[:16]
+        with self._writing("the pool"), self._connect() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO pools VALUES (?, ?, ?, ?, ?, ?)",
+                (key, name, file_name, mapping_text, sqlite3.Binary(data), _now()),
+            )
+        return key
+
+    def load_pool(self, key: str) -> tuple[Pool, str]:
+        """The pool stored under ``key`` and its display name."""
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT name, file_name, mapping, data FROM pools WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            raise StoreError(f"No pool {key} in {self.path}; open the data again.")
+        name, file_name, mapping_text, data = row
+        frame = frame_from_bytes(bytes(data), file_name)
+        return Pool.from_dataframe(frame, mapping_from_json(mapping_text)), name
+
+    # -- sessions ------------------------------------------------------------------------
+    def create_session(self, pool_key: str, session: Session, confidence: float = 0.95) -> str:
+        """Save a new (empty) session on a stored pool; returns its id."""
+        session_id = uuid.uuid4().hex[:12]
+        now = _now()
+        with self._writing("the new session"), self._connect() as db:
+            db.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    pool_key,
+                    session.measure_name,
+                    session.sampler_name,
+                    int(session.seed),
+                    session.budget,
+                    json.dumps(session.options, sort_keys=True),
+                    float(confidence),
+                    now,
+                    now,
+                ),
+            )
+            for position, (item, label) in enumerate(session.log):
+                db.execute(
+                    "INSERT INTO answers VALUES (?, ?, ?, ?, ?)",
+                    (session_id, position, int(item), int(label), now),
+                )
+        return session_id
+
+    def sessions(self, session_id: str | None = None) -> list[SessionRecord]:
+        """All saved sessions (or the one with ``session_id``), most recently changed first."""
+        with self._connect() as db:
+            rows = db.execute(
+                """SELECT s.id, s.pool_key, p.name, s.measure, s.sampler, s.seed, s.budget,
+                          s.options, s.confidence, s.created, s.updated,
+                          (SELECT COUNT(*) FROM answers a WHERE a.session_id = s.id)
+                   FROM sessions s JOIN pools p ON p.key = s.pool_key
+                   WHERE ? IS NULL OR s.id = ?
+                   ORDER BY s.updated DESC""",
+                (session_id, session_id),
+            ).fetchall()
+        return [self._record(row) for row in rows]
+
+    def session_record(self, session_id: str) -> SessionRecord:
+        matches = self.sessions(session_id)
+        if not matches:
+            raise StoreError(
+                f"There is no saved session {session_id!r}; it may have been deleted. "
+                "Pick one on the start page."
+            )
+        return matches[0]
+
+    @staticmethod
+    def _record(row) -> SessionRecord:
+        values = list(row)
+        values[7] = json.loads(values[7])
+        return SessionRecord(*values)
+
+    def answers(self, session_id: str) -> list[tuple[int, int]]:
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT item, label FROM answers WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            ).fetchall()
+        return [(int(item), int(label)) for item, label in rows]
+
+    def answer_times(self, session_id: str) -> list[str]:
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT answered FROM answers WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            ).fetchall()
+        return [answered for (answered,) in rows]
+
+    def load_session(self, session_id: str, pool: Pool) -> Session:
+        """Rebuild a session on its (already loaded) pool and replay its log."""
+        record = self.session_record(session_id)
+        return Session(
+            pool,
+            record.measure,
+            record.sampler,
+            record.seed,
+            record.budget,
+            dict(record.options),
+            self.answers(session_id),
+        )
+
+    def append_answer(self, session_id: str, position: int, item: int, label: int) -> None:
+        """Save the answer at ``position`` (0-based) in its own transaction.
+
+        Raises ``SessionConflict`` unless exactly ``position`` answers precede it (another
+        window answered or undid in the meantime), ``StoreError`` when the write fails.
+        """
+        with self._writing("your answer"), self._connect() as db:
+            inserted = db.execute(
+                """INSERT INTO answers (session_id, position, item, label, answered)
+                   SELECT ?, ?, ?, ?, ?
+                   WHERE (SELECT COUNT(*) FROM answers WHERE session_id = ?) = ?
+                     AND EXISTS (SELECT 1 FROM sessions WHERE id = ?)""",
+                (
+                    session_id,
+                    position,
+                    int(item),
+                    int(label),
+                    _now(),
+                    session_id,
+                    position,
+                    session_id,
+                ),
+            ).rowcount
+            if inserted != 1:
+                raise SessionConflict(
+                    "This session was changed in another tab or window (or deleted) since "
+                    "this page loaded it; your last answer was not saved. The page now shows "
+                    "the saved state: answer the item it shows."
+                )
+            db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (_now(), session_id))
+
+    def remove_last_answer(self, session_id: str, position: int) -> None:
+        """Undo: delete the answer at ``position``, which must be the last one saved."""
+        with self._writing("the undo"), self._connect() as db:
+            removed = db.execute(
+                """DELETE FROM answers WHERE session_id = ? AND position = ?
+                   AND position = (SELECT MAX(position) FROM answers WHERE session_id = ?)""",
+                (session_id, position, session_id),
+            ).rowcount
+            if removed != 1:
+                raise SessionConflict(
+                    "This session was changed in another tab or window since this page "
+                    "loaded it; nothing was undone. The page now shows the saved state."
+                )
+            db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (_now(), session_id))
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session and its answers, and its pool when no other session uses it."""
+        with self._writing("the deletion"), self._connect() as db:
+            row = db.execute("SELECT pool_key FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            db.execute("DELETE FROM answers WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            if row is not None:
+                db.execute(
+                    "DELETE FROM pools WHERE key = ? AND NOT EXISTS "
+                    "(SELECT 1 FROM sessions WHERE pool_key = ?)",
+                    (row[0], row[0]),
+                )

@@ -1,0 +1,138 @@
+"""What the pages share: the session database, cached pools, the open session, and the
+texts that turn engine names into words. No page logic lives here."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import streamlit as st
+
+import evalcore as ec
+
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
+SAMPLES = {
+    "products.csv": (
+        "Product record pairs",
+        "2,000 pairs of product records; does the pair describe the same product? "
+        "Binary, 1 match in 24, readable records.",
+    ),
+    "needle.csv.gz": (
+        "Needle in a haystack",
+        "60,000 items, 12 positives (1 in 5,000): where a random sample fails.",
+    ),
+    "sentiment3.csv": (
+        "Three-class sentiment",
+        "1,500 short reviews, negative / neutral / positive, one score per class.",
+    ),
+}
+SAMPLER_LABELS = {
+    "ais": "Adaptive importance sampling (AIS)",
+    "bernoulli": "Bernoulli sampling",
+    "is": "Static importance sampling",
+    "stratified": "Stratified, proportional",
+    "neyman": "Stratified, Neyman",
+    "passive": "Passive (uniform random)",
+    "oasis": "OASIS (F-measures, binary)",
+}
+MEASURE_LABELS = {
+    "f1": "F1 score",
+    "fbeta": "F-beta score",
+    "precision": "Precision",
+    "recall": "Recall",
+    "accuracy": "Accuracy",
+    "balanced_accuracy": "Balanced accuracy",
+    "mcc": "Matthews correlation",
+    "fowlkes_mallows": "Fowlkes-Mallows index",
+    "brier": "Brier score",
+    "pr_curve": "Precision-recall curve",
+    "macro_f1": "Macro-averaged F1",
+    "micro_f1": "Micro-averaged F1",
+    "per_class_recall": "Recall of every class",
+}
+BINARY_MEASURES = [
+    "f1",
+    "fbeta",
+    "precision",
+    "recall",
+    "accuracy",
+    "balanced_accuracy",
+    "mcc",
+    "fowlkes_mallows",
+    "brier",
+    "pr_curve",
+]
+MULTICLASS_MEASURES = ["macro_f1", "micro_f1", "accuracy", "per_class_recall"]
+_IMAGE_URL = re.compile(r"^https?://\S+\.(png|jpe?g|gif|webp|svg)(\?\S*)?$", re.IGNORECASE)
+
+
+def database_path() -> Path:
+    """``EVAL_DB`` or ``evaluation_sessions.db`` in the working directory."""
+    return Path(os.environ.get("EVAL_DB", "evaluation_sessions.db"))
+
+
+@st.cache_resource
+def open_store(path: str) -> ec.Store:
+    return ec.Store(path)
+
+
+def store() -> ec.Store:
+    return open_store(str(database_path()))
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the pool…")
+def load_pool(key: str, path: str) -> tuple[ec.Pool, str]:
+    return open_store(path).load_pool(key)
+
+
+def stored_pool(key: str) -> tuple[ec.Pool, str]:
+    return load_pool(key, str(database_path()))
+
+
+def describe(measure_name: str, sampler_name: str) -> str:
+    """'F1 score by Adaptive importance sampling (AIS)', for titles and lists."""
+    measure = MEASURE_LABELS.get(measure_name.split(":")[0], measure_name)
+    return f"{measure} by {SAMPLER_LABELS.get(sampler_name, sampler_name)}"
+
+
+def measure_choices(pool: ec.Pool) -> list[str]:
+    return BINARY_MEASURES if pool.n_classes == 2 else MULTICLASS_MEASURES
+
+
+def sampler_choices(pool: ec.Pool) -> list[str]:
+    return [name for name in SAMPLER_LABELS if pool.n_classes == 2 or name != "oasis"]
+
+
+def plain(text) -> str:
+    """``text`` with Markdown's special characters escaped, for widget labels."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
+
+
+def is_image_url(value: str) -> bool:
+    return bool(_IMAGE_URL.match(value.strip()))
+
+
+def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] | None:
+    """The session ``session_id``, in step with the database.
+
+    Kept in ``st.session_state`` so a label costs one step, not a replay; reloaded from the
+    database when another window changed its log (the answer counts differ).
+    """
+    try:
+        record = store().session_record(session_id)
+    except ec.StoreError as error:
+        st.error(str(error))
+        return None
+    cached = st.session_state.get("open_session")
+    if cached is not None and cached[0] == session_id and cached[1].n_labels == record.n_answers:
+        return cached[1], record
+    pool, _ = stored_pool(record.pool_key)
+    with st.spinner("Replaying the saved answers…"):
+        session = store().load_session(session_id, pool)
+    st.session_state.open_session = (session_id, session)
+    return session, record
+
+
+def forget_open_session() -> None:
+    st.session_state.pop("open_session", None)

@@ -1,0 +1,226 @@
+"""Label: answer the item the sampler picked; the estimate tightens as you go.
+
+Everything that changes with an answer lives in one fragment, so a label key reruns only
+the fragment. Each answer is saved to the database before the next item is shown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+import evalcore as ec
+from pages import common
+
+session_id = st.query_params.get("session")
+if not session_id:
+    st.title("Label")
+    st.info("Start a session on the set-up page, or resume one on the start page.")
+    st.page_link("pages/start.py", label="Go to the start page", icon="⬅️")
+    st.stop()
+if common.open_session(session_id) is None:
+    st.page_link("pages/start.py", label="Go to the start page", icon="⬅️")
+    st.stop()
+
+
+def history(session: ec.Session, level: float) -> list:
+    """The estimate after each answer, kept alongside the open session."""
+    cached = st.session_state.get("history")
+    if cached is None or cached[0] != session_id or len(cached[1]) > session.n_labels:
+        cached = (session_id, session.history(level))
+    while len(cached[1]) < session.n_labels:  # answers given in this window
+        cached[1].append((session.n_labels, *ec.session.first_component(session.estimate(), level)))
+    st.session_state.history = cached
+    return cached[1]
+
+
+def true_value(session: ec.Session) -> float | None:
+    """The measure on the whole pool when the true labels are known (demo pools)."""
+    if session.pool.y_true is None:
+        return None
+    cached = st.session_state.get("true_value")
+    if cached is None or cached[0] != session_id:
+        risk = ec.true_risk(session.pool, session.measure)
+        cached = (session_id, float(session.measure.g(risk)[0]))
+        st.session_state.true_value = cached
+    return cached[1]
+
+
+def save_answer(label: int) -> None:
+    """Save, then record: the answer reaches the database before the next item is shown."""
+    opened = common.open_session(session_id)
+    if opened is None:
+        return
+    session, _ = opened
+    if session.done:
+        return
+    proposal = session.next_item()
+    try:
+        common.store().append_answer(session_id, session.n_labels, proposal.item, label)
+    except ec.SessionConflict as error:
+        common.forget_open_session()
+        st.session_state.flash = str(error)
+        return
+    except ec.StoreError as error:
+        st.session_state.flash = str(error)
+        return
+    session.record(proposal.item, label)
+
+
+def undo() -> None:
+    opened = common.open_session(session_id)
+    if opened is None or not opened[0].n_labels:
+        return
+    session, _ = opened
+    try:
+        common.store().remove_last_answer(session_id, session.n_labels - 1)
+    except ec.StoreError as error:
+        common.forget_open_session()
+        st.session_state.flash = str(error)
+        return
+    session.undo()
+
+
+def auto_label(count: int) -> None:
+    """Demo: answer ``count`` items from the pool's true labels, each saved like a click."""
+    for _ in range(count):
+        opened = common.open_session(session_id)
+        if opened is None or opened[0].done:
+            return
+        session = opened[0]
+        save_answer(int(session.pool.y_true[session.next_item().item]))
+        if "flash" in st.session_state:
+            return
+
+
+def show_item(session: ec.Session, item: int, show_model: bool) -> None:
+    pool = session.pool
+    st.markdown(f"#### Item `{common.plain(pool.ids[item])}`")
+    if pool.content is not None:
+        with st.container(border=True):
+            for column in pool.content.columns:
+                value = str(pool.content.iloc[item][column])
+                if common.is_image_url(value):
+                    st.caption(column)
+                    st.image(value.strip(), width=320)
+                else:
+                    st.text(f"{column}: {value}")
+    else:
+        st.caption("This pool has no content columns; the item is known by its id only.")
+    if show_model:
+        score = pool.scores[item]
+        shown = f"{score:.4g}" if np.ndim(score) == 0 else ", ".join(f"{s:.3g}" for s in score)
+        st.caption(
+            f"Model: score {shown}, predicted {common.plain(pool.classes[pool.y_pred[item]])}"
+        )
+
+
+def sparkline(rows: list, truth: float | None) -> go.Figure:
+    labels = [r[0] for r in rows]
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=labels + labels[::-1],
+            y=[r[3] for r in rows] + [r[2] for r in rows][::-1],
+            fill="toself",
+            line_width=0,
+            fillcolor="rgba(31,119,180,0.2)",
+            hoverinfo="skip",
+            name="interval",
+        )
+    )
+    figure.add_trace(go.Scatter(x=labels, y=[r[1] for r in rows], name="estimate"))
+    if truth is not None:
+        figure.add_hline(y=truth, line_dash="dot", line_color="gray")
+    figure.update_layout(
+        height=160, margin=dict(l=0, r=0, t=0, b=0), showlegend=False, xaxis_title="labels"
+    )
+    return figure
+
+
+@st.fragment
+def labelling() -> None:
+    opened = common.open_session(session_id)
+    if opened is None:
+        return
+    session, record = opened
+    level = record.confidence
+    flash = st.session_state.pop("flash", None)
+    if flash:
+        st.error(flash)
+
+    item_side, estimate_side = st.columns([3, 2], gap="large")
+    with estimate_side:
+        if session.budget:
+            st.progress(
+                min(session.n_labels / session.budget, 1.0),
+                text=f"{session.n_labels} of {session.budget} labels",
+            )
+        estimate = session.estimate()
+        name = estimate.component_names[0] if estimate.defined else session.measure_name
+        if estimate.defined:
+            low, high = estimate.confidence_interval(level)
+            st.metric(f"Estimated {name}", f"{estimate.value[0]:.3f}")
+            st.caption(
+                f"{level:.0%} interval: {low[0]:.3f} to {high[0]:.3f} · "
+                f"{estimate.n_draws} draws, {estimate.n_labels} labelled items"
+            )
+        else:
+            st.metric(f"Estimated {name}", "not yet defined")
+            st.caption(estimate.reason)
+        rows = history(session, level)
+        if len(rows) >= 2:
+            st.plotly_chart(sparkline(rows, true_value(session)), width="stretch", key="spark")
+        can_auto = session.pool.y_true is not None and not session.done
+        if can_auto:
+            count = st.number_input("Items", 1, 1000, 10, key="auto_count")
+            st.button(
+                f"Auto-label {int(count)} items from the true labels (demo)",
+                key="auto",
+                on_click=auto_label,
+                args=(int(count),),
+            )
+    with item_side:
+        if session.done:
+            st.success(
+                "The label budget is used. The estimate and its interval are final; see "
+                "them on the right."
+            )
+        else:
+            proposal = session.next_item()
+            show_item(session, proposal.item, st.session_state.get("show_model", False))
+            buttons = st.columns(min(session.pool.n_classes, 6))
+            for code, class_name in enumerate(session.pool.classes):
+                shortcut = str(code + 1) if code < 9 else None
+                prefix = f"{shortcut} · " if shortcut else ""
+                buttons[code % len(buttons)].button(
+                    f"{prefix}{common.plain(class_name)}",
+                    key=f"label_{code}",
+                    on_click=save_answer,
+                    args=(code,),
+                    shortcut=shortcut,
+                    width="stretch",
+                    type="primary",
+                )
+        st.button(
+            "Undo last answer (U)",
+            key="undo",
+            on_click=undo,
+            shortcut="u",
+            disabled=session.n_labels == 0,
+        )
+
+
+session, record = common.open_session(session_id)
+st.title("Label")
+st.caption(
+    f"{common.describe(session.measure_name, session.sampler_name)} · session `{session_id}` "
+    "(bookmark this page to come back)"
+)
+st.toggle(
+    "Show the model's score and prediction",
+    key="show_model",
+    help="Hidden by default so that the model does not anchor your answer.",
+)
+labelling()

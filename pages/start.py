@@ -1,0 +1,192 @@
+"""Start: open a built-in pool or upload one, map its columns, check it; resume a session."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import evalcore as ec
+from pages import common
+
+st.title("Label-efficient evaluation")
+st.write(
+    "Estimate how well a classifier performs on a large unlabelled test pool by labelling a "
+    "few hundred items that a sampler picks for you."
+)
+
+
+def open_pool(name: str, file_name: str, data: bytes, mapping: ec.ColumnMapping) -> None:
+    """Validate, store and select a pool, then go to the set-up page."""
+    frame = ec.frame_from_bytes(data, file_name)
+    ec.Pool.from_dataframe(frame, mapping)  # raises PoolValidationError
+    key = common.store().save_pool(name, file_name, data, mapping)
+    st.session_state.pool_key = key
+    st.switch_page("pages/setup.py")
+
+
+# -- saved sessions --------------------------------------------------------------------
+try:
+    saved = common.store().sessions()
+except ec.StoreError as error:
+    st.error(str(error))
+    st.stop()
+if saved:
+    st.subheader("Resume a session")
+    for record in saved:
+        budget = f" / {record.budget}" if record.budget else ""
+        left, resume, delete = st.columns([6, 1, 1], vertical_alignment="center")
+        changed = record.updated[:16].replace("T", " ")
+        left.markdown(
+            f"**{common.plain(record.pool_name)}** · "
+            f"{common.describe(record.measure, record.sampler)} · "
+            f"{record.n_answers}{budget} labels · last changed {changed} UTC"
+        )
+        if resume.button("Resume", key=f"resume_{record.id}"):
+            common.forget_open_session()
+            st.switch_page("pages/label.py", query_params={"session": record.id})
+        if delete.button("Delete", key=f"delete_{record.id}"):
+            st.session_state.confirm_delete = record.id
+        if st.session_state.get("confirm_delete") == record.id:
+            st.warning(
+                f"Delete this session and its {record.n_answers} answers? This cannot be undone."
+            )
+            yes, no = st.columns(2)
+            if yes.button("Yes, delete", key=f"confirm_{record.id}", type="primary"):
+                common.store().delete_session(record.id)
+                st.session_state.pop("confirm_delete")
+                st.rerun()
+            if no.button("Keep it", key=f"keep_{record.id}"):
+                st.session_state.pop("confirm_delete")
+                st.rerun()
+    st.divider()
+
+# -- built-in pools --------------------------------------------------------------------
+st.subheader("Try a built-in pool")
+columns = st.columns(len(common.SAMPLES))
+for column, (file_name, (title, description)) in zip(columns, common.SAMPLES.items(), strict=True):
+    with column.container(border=True):
+        st.markdown(f"**{title}**")
+        st.caption(description)
+        if st.button("Open", key=f"sample_{file_name}", type="primary"):
+            path = common.SAMPLE_DIR / file_name
+            data = path.read_bytes()
+            open_pool(title, file_name, data, ec.detect_mapping(ec.read_table(path)))
+
+# -- upload ----------------------------------------------------------------------------
+st.subheader("Or upload your classifier's outputs")
+st.caption(
+    "CSV, CSV.gz or Parquet, one row per pool item: an id, a score (or one score column per "
+    "class), optionally the predicted label, the classifier's probability, content to show "
+    "while labelling, and a true-label column (which enables simulated labelling)."
+)
+upload = st.file_uploader("Pool file", type=["csv", "gz", "parquet", "pq"], key="upload")
+if upload is None:
+    st.stop()
+
+try:
+    frame = ec.frame_from_bytes(upload.getvalue(), upload.name)
+except ec.PoolValidationError as error:
+    st.error(f"**{upload.name} cannot be read.** {error}")
+    st.stop()
+if frame.shape[1] == 0 or frame.shape[0] == 0:
+    st.error(f"**{upload.name} has no rows.** Upload a file with one row per pool item.")
+    st.stop()
+
+try:
+    detected = ec.detect_mapping(frame)
+except ec.PoolValidationError as error:
+    st.warning(f"**{error.reason[0].upper()}{error.reason[1:]}** Choose it below. ({error.fix})")
+    detected = ec.ColumnMapping(score=None)
+columns = [str(c) for c in frame.columns]
+NONE = "(none)"
+
+
+def pick(label, default, key):
+    options = [NONE, *columns]
+    index = options.index(str(default)) if default is not None and str(default) in options else 0
+    choice = st.selectbox(label, options, index=index, key=key)
+    return None if choice == NONE else choice
+
+
+st.markdown("**Columns** (the detected choice is preselected)")
+multi_default = isinstance(detected.score, tuple)
+kind = st.radio(
+    "Classifier output",
+    ["One score per item (binary)", "One score column per class"],
+    index=1 if multi_default else 0,
+    horizontal=True,
+    key="score_kind",
+)
+left, right = st.columns(2)
+with left:
+    if kind.startswith("One score per item"):
+        score = pick(
+            "Score (larger = more positive)",
+            None if multi_default else detected.score,
+            key="map_score",
+        )
+        prob = pick("Probability of the positive class", detected.prob, key="map_prob")
+    else:
+        default = list(detected.score) if multi_default else []
+        score = tuple(
+            st.multiselect(
+                "Score columns, one per class", columns, default=default, key="map_scores"
+            )
+        )
+        prob = None
+    pred = pick("Predicted label", detected.pred, key="map_pred")
+with right:
+    item_id = pick("Item id", detected.id, key="map_id")
+    label = pick("True label (for simulation)", detected.label, key="map_label")
+    used = {score if isinstance(score, str) else None, prob, pred, item_id, label, *(score or ())}
+    content = st.multiselect(
+        "Content shown while labelling",
+        [c for c in columns if c not in used],
+        default=[c for c in detected.content if c not in used],
+        key="map_content",
+    )
+mapping = ec.ColumnMapping(
+    score=score, id=item_id, pred=pred, prob=prob, label=label, content=tuple(content)
+)
+
+try:
+    if not score:
+        raise ec.PoolValidationError(
+            "no score column is chosen.", "choose the column with the classifier's scores."
+        )
+    pool = ec.Pool.from_dataframe(frame, mapping)
+except ec.PoolValidationError as error:
+    st.error(f"**This table cannot be used yet.** {error}")
+    if error.column is not None and error.rows:
+        shown = frame.iloc[error.rows[:10]]
+        st.caption(f"The first offending rows (data rows, counted from 0) of `{error.column}`:")
+        st.dataframe(shown, width="stretch")
+    st.stop()
+
+st.markdown("**Preview**")
+a, b, c, d = st.columns(4)
+a.metric("Items", f"{pool.n_pool:,}")
+b.metric("Classes", ", ".join(map(str, pool.classes)))
+if pool.n_classes == 2:
+    c.metric("Predicted positive", f"{np.mean(pool.y_pred == 1):.2%}")
+else:
+    c.metric("Most predicted class", str(pool.classes[np.bincount(pool.y_pred).argmax()]))
+d.metric("True labels", "yes" if pool.y_true is not None else "no")
+scores = pool.binary_scores if pool.n_classes == 2 else pool.prob.max(axis=1)
+figure = go.Figure(go.Histogram(x=scores, nbinsx=60))
+figure.update_layout(
+    height=220,
+    margin=dict(l=10, r=10, t=30, b=10),
+    title="Score distribution" if pool.n_classes == 2 else "Highest class probability",
+    yaxis_type="log",
+    yaxis_title="items",
+)
+st.plotly_chart(figure, width="stretch")
+st.dataframe(pd.DataFrame(frame.head(5)), width="stretch")
+if st.button("Use this pool", type="primary", key="use_upload"):
+    try:
+        open_pool(upload.name.rsplit(".", 1)[0], upload.name, upload.getvalue(), mapping)
+    except ec.StoreError as error:
+        st.error(str(error))
