@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+CHROMIUM := /usr/bin/chromium
+
 .PHONY: run test lint bench clean
 
 $(STAMP): pyproject.toml
@@ -20,7 +22,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint
+# The browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test: lint $(CHROMIUM)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

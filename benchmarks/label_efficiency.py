@@ -6,7 +6,7 @@ prior from expit(score), deterministic oracle (the pools' labels). Each configur
 summary row is appended to benchmarks/results/label_efficiency.csv as soon as it finishes;
 at the end a Markdown table is written to benchmarks/results/label_efficiency.md.
 
-    python benchmarks/label_efficiency.py [--repeats 100] [--pr-repeats 30] [--jobs 2]
+    python benchmarks/label_efficiency.py [--repeats 100] [--pr-repeats 100] [--jobs 2]
         [--only f1|accuracy|pr]
 """
 
@@ -78,7 +78,7 @@ def study(pool_name, pool, measure, sampler, budget, checkpoints, repeats, jobs,
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=100)
-    parser.add_argument("--pr-repeats", type=int, default=30)
+    parser.add_argument("--pr-repeats", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", choices=["f1", "accuracy", "pr"])
     parser.add_argument("--samplers", help="comma-separated subset of the samplers")

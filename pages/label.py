@@ -96,7 +96,7 @@ def auto_label(count: int) -> None:
 
 def show_item(session: ec.Session, item: int, show_model: bool) -> None:
     pool = session.pool
-    st.markdown(f"#### Item `{common.plain(pool.ids[item])}`")
+    st.markdown(f"#### Item {common.plain(pool.ids[item])}")
     if pool.content is not None:
         with st.container(border=True):
             for column in pool.content.columns:
@@ -150,43 +150,17 @@ def labelling() -> None:
     if flash:
         st.error(flash)
 
+    # The item is drawn (recording reused answers) and rendered first: it is what the
+    # expert waits for; the estimate below includes the reused answers.
     item_side, estimate_side = st.columns([3, 2], gap="large")
-    with estimate_side:
+    with item_side:
         if session.budget:
             st.progress(
                 min(session.n_labels / session.budget, 1.0),
                 text=f"{session.n_labels} of {session.budget} labels",
             )
-        estimate = session.estimate()
-        name = estimate.component_names[0] if estimate.defined else session.measure_name
-        if estimate.defined:
-            low, high = estimate.confidence_interval(level)
-            st.metric(f"Estimated {name}", f"{estimate.value[0]:.3f}")
-            st.caption(
-                f"{level:.0%} interval: {low[0]:.3f} to {high[0]:.3f} · "
-                f"{estimate.n_draws} draws, {estimate.n_labels} labelled items"
-            )
-        else:
-            st.metric(f"Estimated {name}", "not yet defined")
-            st.caption(estimate.reason)
-        rows = history(session, level)
-        if len(rows) >= 2:
-            st.plotly_chart(sparkline(rows, true_value(session)), width="stretch", key="spark")
-        can_auto = session.pool.y_true is not None and not session.done
-        if can_auto:
-            count = st.number_input("Items", 1, 1000, 10, key="auto_count")
-            st.button(
-                f"Auto-label {int(count)} items from the true labels (demo)",
-                key="auto",
-                on_click=auto_label,
-                args=(int(count),),
-            )
-    with item_side:
         if session.done:
-            st.success(
-                "The label budget is used. The estimate and its interval are final; see "
-                "them on the right."
-            )
+            st.success("The label budget is used: the estimate and its interval are final.")
         else:
             proposal = session.next_item()
             show_item(session, proposal.item, st.session_state.get("show_model", False))
@@ -210,6 +184,30 @@ def labelling() -> None:
             shortcut="u",
             disabled=session.n_labels == 0,
         )
+    with estimate_side:
+        estimate = session.estimate()
+        name = estimate.component_names[0] if estimate.defined else session.measure_name
+        if estimate.defined:
+            low, high = estimate.confidence_interval(level)
+            st.metric(f"Estimated {name}", f"{estimate.value[0]:.3f}")
+            st.caption(
+                f"{level:.0%} interval: {low[0]:.3f} to {high[0]:.3f} · "
+                f"{estimate.n_draws} draws, {estimate.n_labels} labelled items"
+            )
+        else:
+            st.metric(f"Estimated {name}", "not yet defined")
+            st.caption(estimate.reason)
+        rows = history(session, level)
+        if len(rows) >= 2:
+            st.plotly_chart(sparkline(rows, true_value(session)), width="stretch", key="spark")
+        if session.pool.y_true is not None and not session.done:
+            count = st.number_input("Items", 1, 1000, 10, key="auto_count")
+            st.button(
+                f"Auto-label {int(count)} items from the true labels (demo)",
+                key="auto",
+                on_click=auto_label,
+                args=(int(count),),
+            )
 
 
 session, record = common.open_session(session_id)

@@ -1,0 +1,104 @@
+"""A real Streamlit server and Debian's Chromium under Playwright, for the browser test and
+the keypress benchmark. Playwright never downloads a browser here: it drives
+/usr/bin/chromium (installed by `make test`)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def running_app(database: Path, timeout: float = 60.0):
+    """Start ``streamlit run app.py`` on a free port with ``EVAL_DB=database``; yields the
+    base URL and stops the server afterwards."""
+    port = free_port()
+    env = {**os.environ, "EVAL_DB": str(database), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.headless=true",
+            f"--server.port={port}",
+            "--server.address=127.0.0.1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        "the Streamlit server did not start: " + server.stderr.read().decode()
+                    ) from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@contextmanager
+def chromium_page(width: int = 1400, height: int = 900):
+    """A Playwright page in Debian's headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            browser.close()
+
+
+def progress_text(page) -> str:
+    """The label page's progress line, e.g. '15 of 500 labels'."""
+    return page.get_by_text(" labels", exact=False).filter(has_text=" of ").first.inner_text()
+
+
+def wait_for_progress(page, labels: int, budget: int) -> None:
+    page.get_by_text(f"{labels} of {budget} labels", exact=True).wait_for()
+
+
+def wait_until_idle(page, timeout_ms: float = 60_000) -> None:
+    """Wait until no script run is in progress (Streamlit's running indicator is gone);
+    a key pressed during a full-page run is not delivered to the fragment."""
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stStatusWidget\"]') === null",
+        timeout=timeout_ms,
+    )

@@ -1,0 +1,61 @@
+"""End to end in a real browser: open the demo pool, start AIS, label by keyboard, reload,
+undo, label on."""
+
+import shutil
+
+import pytest
+from live_app import CHROMIUM, chromium_page, running_app, wait_for_progress, wait_until_idle
+
+import evalcore as ec
+
+pytestmark = pytest.mark.skipif(
+    shutil.which(CHROMIUM) is None, reason="Debian's chromium is not installed (make test does)"
+)
+
+
+def saved_estimate(database) -> str:
+    """The estimate the engine computes from the answers in the database, as shown."""
+    store = ec.Store(database)
+    (record,) = store.sessions()
+    pool, _ = store.load_pool(record.pool_key)
+    session = store.load_session(record.id, pool)
+    session.next_item()  # as the page does before it estimates: reused answers count
+    return f"{session.estimate().value[0]:.3f}"
+
+
+def wait_for_estimate(page, text: str) -> None:
+    page.get_by_test_id("stMetricValue").filter(has_text=text).wait_for()
+
+
+def test_label_by_keyboard_reload_undo_and_go_on(tmp_path):
+    database = tmp_path / "sessions.db"
+    with running_app(database) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_role("button", name="Open").first.click()
+        page.get_by_role("button", name="Start labelling").click()
+        page.wait_for_url("**/label?session=*")
+        wait_for_progress(page, 0, 500)
+
+        for labelled in range(1, 16):
+            wait_until_idle(page)
+            page.locator("body").press("1" if labelled % 3 else "2")
+            wait_for_progress(page, labelled, 500)
+        estimate = saved_estimate(database)
+        wait_for_estimate(page, estimate)
+        session_url = page.url
+
+        page.reload()
+        wait_for_progress(page, 15, 500)
+        wait_for_estimate(page, estimate)
+        assert page.url == session_url
+
+        wait_until_idle(page)
+        page.locator("body").press("u")
+        wait_for_progress(page, 14, 500)
+        wait_until_idle(page)
+        page.locator("body").press("2")
+        wait_for_progress(page, 15, 500)
+        wait_until_idle(page)
+        page.locator("body").press("1")
+        wait_for_progress(page, 16, 500)
+        wait_for_estimate(page, saved_estimate(database))
