@@ -9,9 +9,9 @@ st.set_page_config(page_title="Label-efficient evaluation", page_icon="🎯", la
 
 navigation = st.navigation(
     [
-        st.Page("pages/start.py", title="Start", icon="🏁", default=True),
-        st.Page("pages/setup.py", title="Set up", icon="⚙️", url_path="setup"),
-        st.Page("pages/label.py", title="Label", icon="🏷️", url_path="label"),
+        st.Page("pages/start_page.py", title="Start", icon="🏁", default=True),
+        st.Page("pages/setup_page.py", title="Set up", icon="⚙️", url_path="setup"),
+        st.Page("pages/label_page.py", title="Label", icon="🏷️", url_path="label"),
     ]
 )
 navigation.run()

@@ -90,6 +90,14 @@ def stored_pool(key: str) -> tuple[ec.Pool, str]:
     return load_pool(key, str(database_path()))
 
 
+def class_label(pool: ec.Pool, code: int) -> str:
+    """A button label for class ``code``: binary 0/1 pools say what 0 and 1 mean."""
+    name = str(pool.classes[code])
+    if pool.n_classes == 2 and tuple(map(str, pool.classes)) == ("0", "1"):
+        return ("Negative", "Positive")[code] + f" ({name})"
+    return plain(name)
+
+
 def describe(measure_name: str, sampler_name: str) -> str:
     """'F1 score by Adaptive importance sampling (AIS)', for titles and lists."""
     measure = MEASURE_LABELS.get(measure_name.split(":")[0], measure_name)

@@ -82,7 +82,7 @@ def test_a_new_app_process_resumes_with_the_same_progress_and_estimate():
     estimate, caption = at.metric[0].value, at.caption[-1].value
     fresh = app()
     fresh.query_params["session"] = session_id
-    fresh.switch_page("pages/label.py").run()
+    fresh.switch_page("pages/label_page.py").run()
     assert not fresh.exception
     assert progress(fresh) == "10 of 40 labels"
     assert fresh.metric[0].value == estimate
@@ -99,10 +99,12 @@ def test_item_content_is_shown_as_text_and_the_model_is_hidden_by_default():
     assert any(c.value.startswith("Model: score") for c in at.caption)
 
 
-def test_label_buttons_show_their_keyboard_shortcut():
+def test_label_buttons_say_what_0_and_1_mean_and_have_digit_shortcuts():
     at = started()
-    assert at.button(key="label_0").label.startswith("1 · ")
-    assert at.button(key="label_1").label.startswith("2 · ")
+    assert at.button(key="label_0").label == "Negative (0)"
+    assert at.button(key="label_1").label == "Positive (1)"
+    assert [at.button(key=f"label_{c}").proto.shortcut for c in (0, 1)] == ["1", "2"]
+    assert at.button(key="undo").proto.shortcut == "u"
 
 
 def test_an_undefined_estimate_shows_its_reason_instead_of_a_number():
@@ -138,15 +140,15 @@ def test_saved_sessions_are_listed_resumed_and_deleted():
 
 def test_set_up_and_label_pages_explain_what_is_missing():
     at = app()
-    at.switch_page("pages/setup.py").run()
+    at.switch_page("pages/setup_page.py").run()
     assert not at.exception
     assert "start page" in at.info[0].value
     at = app()
-    at.switch_page("pages/label.py").run()
+    at.switch_page("pages/label_page.py").run()
     assert "Start a session" in at.info[0].value
     at = app()
     at.query_params["session"] = "no-such-session"
-    at.switch_page("pages/label.py").run()
+    at.switch_page("pages/label_page.py").run()
     assert not at.exception
     assert "no saved session" in errors(at)
 

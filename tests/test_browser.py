@@ -2,11 +2,14 @@
 undo, label on."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 from live_app import CHROMIUM, chromium_page, running_app, wait_for_progress, wait_until_idle
 
 import evalcore as ec
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(
     shutil.which(CHROMIUM) is None, reason="Debian's chromium is not installed (make test does)"
@@ -59,3 +62,22 @@ def test_label_by_keyboard_reload_undo_and_go_on(tmp_path):
         page.locator("body").press("1")
         wait_for_progress(page, 16, 500)
         wait_for_estimate(page, saved_estimate(database))
+
+
+def test_a_bookmarked_label_page_opens_in_the_app_on_a_fresh_server(tmp_path):
+    """Regression: a first request for /label on a fresh server ran the page file alone
+    (Streamlit's pages-directory mode), without the app's navigation."""
+    database = tmp_path / "sessions.db"
+    store = ec.Store(database)
+    products = ROOT / "sample_data" / "products.csv"
+    key = store.save_pool(
+        "Products", products.name, products.read_bytes(), ec.detect_mapping(ec.read_table(products))
+    )
+    pool, _ = store.load_pool(key)
+    session_id = store.create_session(key, ec.Session(pool, "f1", "ais", seed=1, budget=50))
+    with running_app(database) as url, chromium_page() as page:
+        page.goto(f"{url}/label?session={session_id}")
+        wait_for_progress(page, 0, 50)
+        navigation = page.get_by_test_id("stSidebarNav").inner_text()
+        assert "Set up" in navigation
+        assert "common" not in navigation and "label_page" not in navigation

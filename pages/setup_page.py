@@ -11,7 +11,7 @@ st.title("Set up the evaluation")
 key = st.session_state.get("pool_key")
 if key is None:
     st.info("Open a built-in pool or upload one on the start page first.")
-    st.page_link("pages/start.py", label="Go to the start page", icon="⬅️")
+    st.page_link("pages/start_page.py", label="Go to the start page", icon="⬅️")
     st.stop()
 try:
     pool, pool_name = common.stored_pool(key)
@@ -97,4 +97,4 @@ if st.button("Start labelling", type="primary", key="start"):
         st.error(f"**The session cannot start.** {error}")
         st.stop()
     common.forget_open_session()
-    st.switch_page("pages/label.py", query_params={"session": session_id})
+    st.switch_page("pages/label_page.py", query_params={"session": session_id})

@@ -17,10 +17,10 @@ session_id = st.query_params.get("session")
 if not session_id:
     st.title("Label")
     st.info("Start a session on the set-up page, or resume one on the start page.")
-    st.page_link("pages/start.py", label="Go to the start page", icon="⬅️")
+    st.page_link("pages/start_page.py", label="Go to the start page", icon="⬅️")
     st.stop()
 if common.open_session(session_id) is None:
-    st.page_link("pages/start.py", label="Go to the start page", icon="⬅️")
+    st.page_link("pages/start_page.py", label="Go to the start page", icon="⬅️")
     st.stop()
 
 
@@ -165,17 +165,15 @@ def labelling() -> None:
             proposal = session.next_item()
             show_item(session, proposal.item, st.session_state.get("show_model", False))
             buttons = st.columns(min(session.pool.n_classes, 6))
-            for code, class_name in enumerate(session.pool.classes):
-                shortcut = str(code + 1) if code < 9 else None
-                prefix = f"{shortcut} · " if shortcut else ""
+            for code in range(session.pool.n_classes):
+                # Streamlit shows the shortcut key on the button itself.
                 buttons[code % len(buttons)].button(
-                    f"{prefix}{common.plain(class_name)}",
+                    common.class_label(session.pool, code),
                     key=f"label_{code}",
                     on_click=save_answer,
                     args=(code,),
-                    shortcut=shortcut,
+                    shortcut=str(code + 1) if code < 9 else None,
                     width="stretch",
-                    type="primary",
                 )
         st.button(
             "Undo last answer (U)",
@@ -186,7 +184,9 @@ def labelling() -> None:
         )
     with estimate_side:
         estimate = session.estimate()
-        name = estimate.component_names[0] if estimate.defined else session.measure_name
+        name = common.MEASURE_LABELS.get(session.measure_name.split(":")[0], "")
+        if len(estimate.value) > 1:
+            name = f"{name}, {estimate.component_names[0]}"
         if estimate.defined:
             low, high = estimate.confidence_interval(level)
             st.metric(f"Estimated {name}", f"{estimate.value[0]:.3f}")
