@@ -17,10 +17,10 @@ session_id = st.query_params.get("session")
 if not session_id:
     st.title("Label")
     st.info("Start a session on the set-up page, or resume one on the start page.")
-    st.page_link("pages/start_page.py", label="Go to the start page", icon="⬅️")
+    st.page_link("pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
     st.stop()
 if common.open_session(session_id) is None:
-    st.page_link("pages/start_page.py", label="Go to the start page", icon="⬅️")
+    st.page_link("pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
     st.stop()
 
 
@@ -176,7 +176,7 @@ def labelling() -> None:
                     width="stretch",
                 )
         st.button(
-            "Undo last answer (U)",
+            "Undo last answer",
             key="undo",
             on_click=undo,
             shortcut="u",
@@ -199,7 +199,12 @@ def labelling() -> None:
             st.caption(estimate.reason)
         rows = history(session, level)
         if len(rows) >= 2:
-            st.plotly_chart(sparkline(rows, true_value(session)), width="stretch", key="spark")
+            st.plotly_chart(
+                sparkline(rows, true_value(session)),
+                width="stretch",
+                key="spark",
+                config={"displayModeBar": False},
+            )
         if session.pool.y_true is not None and not session.done:
             count = st.number_input("Items", 1, 1000, 10, key="auto_count")
             st.button(

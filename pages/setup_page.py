@@ -11,7 +11,7 @@ st.title("Set up the evaluation")
 key = st.session_state.get("pool_key")
 if key is None:
     st.info("Open a built-in pool or upload one on the start page first.")
-    st.page_link("pages/start_page.py", label="Go to the start page", icon="⬅️")
+    st.page_link("pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
     st.stop()
 try:
     pool, pool_name = common.stored_pool(key)
