@@ -7,9 +7,11 @@ import os
 import re
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 import evalcore as ec
+from evalcore import insight
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {
@@ -140,6 +142,37 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
         session = store().load_session(session_id, pool)
     st.session_state.open_session = (session_id, session)
     return session, record
+
+
+def require_session() -> tuple[str, ec.Session, ec.store.SessionRecord]:
+    """The session the page is about: ``?session=`` in the URL, else the one last opened in
+    this browser tab; stops the page with a pointer to the start page when there is none."""
+    session_id = st.query_params.get("session") or st.session_state.get("session_id")
+    if not session_id:
+        st.info(
+            "Open a session first: start one on the set-up page or resume one on the start page."
+        )
+        st.page_link(
+            "pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:"
+        )
+        st.stop()
+    opened = open_session(session_id)
+    if opened is None:
+        st.stop()
+    st.query_params["session"] = session_id
+    st.session_state.session_id = session_id
+    return session_id, *opened
+
+
+@st.cache_data(max_entries=8, show_spinner="Replaying the session…")
+def _trace(session_id: str, log_key: int, level: float, _session: ec.Session) -> pd.DataFrame:
+    return insight.trace(_session, level)
+
+
+def session_trace(session_id: str, session: ec.Session, level: float) -> pd.DataFrame:
+    """The session's trace, cached per session and log (an undo followed by another answer
+    is a different log with the same length)."""
+    return _trace(session_id, hash(tuple(session.log)), level, session)
 
 
 def forget_open_session() -> None:

@@ -13,7 +13,7 @@ import streamlit as st
 import evalcore as ec
 from pages import common
 
-session_id = st.query_params.get("session")
+session_id = st.query_params.get("session") or st.session_state.get("session_id")
 if not session_id:
     st.title("Label")
     st.info("Start a session on the set-up page, or resume one on the start page.")
@@ -216,6 +216,8 @@ def labelling() -> None:
 
 
 session, record = common.open_session(session_id)
+st.session_state.session_id = session_id
+st.query_params["session"] = session_id
 st.title("Label")
 st.caption(
     f"{common.describe(session.measure_name, session.sampler_name)} · session `{session_id}` "

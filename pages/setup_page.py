@@ -57,9 +57,13 @@ with left:
         help="Deterministic: an item is never asked twice; its answer is reused.",
     )
 with right:
-    budget = st.number_input("Label budget", 1, pool.n_pool, min(500, pool.n_pool), 10)
-    confidence = st.slider("Confidence level of the interval", 0.80, 0.99, 0.95, 0.01)
-    seed = st.number_input("Random seed", 0, 2**31 - 1, 0, 1)
+    budget = st.number_input(
+        "Label budget", 1, pool.n_pool, min(500, pool.n_pool), 10, key="setup_budget"
+    )
+    confidence = st.slider(
+        "Confidence level of the interval", 0.80, 0.99, 0.95, 0.01, key="setup_confidence"
+    )
+    seed = st.number_input("Random seed", 0, 2**31 - 1, 0, 1, key="setup_seed")
 
 options: dict = {}
 with st.expander("Advanced options"):

@@ -39,7 +39,7 @@ def started(sampler="ais", budget=30, sample="products.csv", measure=None):
     if measure:
         at.selectbox(key="setup_measure").set_value(measure).run()
     at.selectbox(key="setup_sampler").set_value(sampler).run()
-    at.number_input[0].set_value(budget)  # the label budget
+    at.number_input(key="setup_budget").set_value(budget)
     at.button(key="start").click().run()
     assert not at.exception, at.exception
     return at
@@ -197,3 +197,80 @@ def test_a_good_upload_is_previewed_and_used():
     at.button(key="use_upload").click().run()
     assert not at.exception
     assert "Pool: **my\\-pairs**, 2,000 items" in " ".join(c.value for c in at.caption)
+
+
+def labelled_session(budget=40, clicks=2, **options):
+    at = started(budget=budget, **options)
+    for _ in range(clicks):
+        at.button(key="auto").click().run()
+    assert not at.exception
+    return at
+
+
+def test_the_convergence_page_plots_the_session():
+    at = labelled_session()
+    at.switch_page("pages/convergence_page.py").run()
+    assert not at.exception, at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 4  # estimate, KL, weights, ESS
+    assert float(at.metric[0].value) > 1
+
+
+def test_the_convergence_page_lets_the_user_pick_a_component_of_a_vector_measure():
+    at = labelled_session(measure="pr_curve")
+    at.switch_page("pages/convergence_page.py").run()
+    assert not at.exception, at.exception
+    at.selectbox(key="component").set_value("recall@50").run()
+    assert not at.exception
+
+
+def test_the_pr_explorer_reads_out_the_curve_at_the_threshold():
+    at = labelled_session()
+    at.switch_page("pages/pr_explorer_page.py").run()
+    assert not at.exception, at.exception
+    assert "not at the curve" in " ".join(c.value for c in at.caption)
+    before = [m.value for m in at.metric]
+    at.select_slider(key="threshold").set_value(10).run()
+    assert not at.exception
+    assert [m.value for m in at.metric] != before
+    assert "Lowest threshold" in " ".join(m.value for m in at.markdown)
+
+
+def test_the_compare_page_runs_simulations_and_keeps_the_results():
+    at = opened_sample()
+    at.switch_page("pages/compare_page.py").run()
+    assert not at.exception, at.exception
+    at.multiselect(key="compare_samplers").set_value(["is", "passive"])
+    at.number_input(key="compare_budget").set_value(30)
+    at.number_input(key="compare_repeats").set_value(3)
+    at.button(key="run_compare").click().run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 2  # MSE and KL
+    assert at.button(key="run_compare").disabled  # cached: nothing left to run
+    at.switch_page("pages/start_page.py").run()
+    at.switch_page("pages/compare_page.py").run()
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_the_all_measures_page_lists_every_binary_measure():
+    at = labelled_session()
+    at.switch_page("pages/measures_page.py").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert {"F1 score", "Precision", "Recall", "Accuracy"} <= set(table.measure)
+
+
+def test_the_export_page_offers_the_log_report_and_figures():
+    at = labelled_session()
+    at.switch_page("pages/export_page.py").run()
+    assert not at.exception, at.exception
+    keys = {button.key for button in at.get("download_button")}
+    assert {"log_csv", "log_parquet", "report_json", "report_csv", "figure_estimate"} <= keys
+
+
+def test_insight_pages_without_a_session_point_to_the_start_page():
+    for page in ("convergence_page", "pr_explorer_page", "measures_page", "export_page"):
+        at = app()
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception
+        assert "Open a session first" in at.info[0].value

@@ -1,0 +1,331 @@
+"""What the insight pages show, computed from a session: its trace (estimate, interval, KL,
+ESS against labels), the weights, every applicable measure, the PR curve with bootstrap
+curves and threshold finders, the answer log and the estimate report. No plotting here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .bernoulli import BernoulliSampler
+from .catalog import get_measure
+from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal
+from .estimators import estimate
+from .measures import MeasureError
+from .pr_curve import PRCurve
+from .samplers import ImportanceSampler
+from .session import Session
+from .stratified import StratifiedSampler
+
+__all__ = [
+    "trace",
+    "design_weights",
+    "measure_table",
+    "pr_curve_table",
+    "bootstrap_pr_curves",
+    "lowest_threshold_with_precision",
+    "highest_threshold_with_recall",
+    "true_pr_curve",
+    "answer_log",
+    "report",
+]
+
+BINARY_MEASURES = (
+    "accuracy",
+    "balanced_accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "mcc",
+    "fowlkes_mallows",
+    "brier",
+)
+MULTICLASS_MEASURES = ("accuracy", "macro_f1", "micro_f1", "per_class_recall")
+
+
+def trace(session: Session, confidence_level: float = 0.95, max_points: int = 200) -> pd.DataFrame:
+    """The session replayed from its log, one row per (checkpoint, component).
+
+    Checkpoints are every ``stride``-th answer (stride = ceil(answers / max_points)) and the
+    last. Columns: ``n_labels``, ``n_draws``, ``component``, ``estimate``, ``ci_low``,
+    ``ci_high``, ``kl_consecutive`` (D_KL(q_prev || q) between the proposals at consecutive
+    checkpoints), ``kl_optimal`` (D_KL(q* || q), seed 003 Fig. 2, when the pool has true
+    labels), ``ess`` (Kish's effective sample size of the weights), ``true_value``.
+    KL columns are NaN for designs without a proposal (Bernoulli, stratified).
+    """
+    replay = Session(
+        session.pool,
+        session.measure_name,
+        session.sampler_name,
+        session.seed,
+        session.budget,
+        session.options,
+    )
+    n = len(session.log)
+    stride = max(1, -(-n // max_points))
+    has_proposal = isinstance(replay.sampler, ImportanceSampler)
+    truth = session.pool.y_true is not None
+    q_star = optimal_proposal(session.pool, session.measure) if truth and has_proposal else None
+    true_values = _true_values(session) if truth else None
+    rows, previous = [], None
+    for position, (item, label) in enumerate(session.log, start=1):
+        replay.record(item, label)
+        if position % stride and position != n:
+            continue
+        est = replay.estimate()
+        low, high = est.confidence_interval(confidence_level)
+        kl_consecutive = kl_optimal = ess = np.nan
+        if has_proposal:
+            current = replay.sampler.pmf()
+            if previous is not None:
+                kl_consecutive = kl_divergence(previous, current)
+            previous = current
+            if q_star is not None:
+                kl_optimal = replay.sampler.kl_from(q_star)
+        weights = design_weights(replay)
+        if len(weights):
+            ess = effective_sample_size(weights)
+        for index, name in enumerate(est.component_names):
+            rows.append(
+                {
+                    "n_labels": position,
+                    "n_draws": est.n_draws,
+                    "component": name,
+                    "estimate": est.value[index],
+                    "ci_low": low[index],
+                    "ci_high": high[index],
+                    "kl_consecutive": kl_consecutive,
+                    "kl_optimal": kl_optimal,
+                    "ess": ess,
+                    "true_value": np.nan if true_values is None else true_values[index],
+                }
+            )
+    columns = [
+        "n_labels",
+        "n_draws",
+        "component",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "kl_consecutive",
+        "kl_optimal",
+        "ess",
+        "true_value",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _true_values(session: Session) -> np.ndarray:
+    from .diagnostics import true_risk
+
+    return session.measure.g(true_risk(session.pool, session.measure))
+
+
+def design_weights(session: Session) -> np.ndarray:
+    """The weight of every observation in the current estimate: p/q per draw (importance
+    sampling), 1/pi per sampled item (Bernoulli), N_h/n_h per labelled item (stratified)."""
+    sampler = session.sampler
+    if isinstance(sampler, ImportanceSampler):
+        return sampler.draws().weight
+    if isinstance(sampler, BernoulliSampler):
+        return 1.0 / _bernoulli_pi(sampler)
+    if isinstance(sampler, StratifiedSampler):
+        items, _ = sampler.labelled()
+        strata = sampler.stratum_[items]
+        return sampler.stratum_size_[strata] / np.bincount(strata)[strata]
+    return np.zeros(0)
+
+
+def _bernoulli_pi(sampler: BernoulliSampler) -> np.ndarray:
+    """Inclusion probabilities of the answered items, in answer order."""
+    pieces = [r.pi for r in sampler.rounds_[:-1]]
+    if sampler.rounds_:
+        pieces.append(sampler.rounds_[-1].pi[: sampler._position])
+    return np.concatenate(pieces) if pieces else np.zeros(0)
+
+
+def measure_table(session: Session, confidence_level: float = 0.95) -> pd.DataFrame:
+    """Every applicable scalar measure re-estimated from the session's answers (sample
+    reuse, seed 003 Sec. 3.3.1): measure, component, estimate, ci_low, ci_high, note."""
+    names = BINARY_MEASURES if session.pool.n_classes == 2 else MULTICLASS_MEASURES
+    rows = []
+    for name in names:
+        try:
+            measure = get_measure(name, session.pool.n_classes)
+            est = estimate(session.sampler, measure)
+        except MeasureError as error:
+            rows.append({"measure": name, "component": name, "note": str(error)})
+            continue
+        low, high = est.confidence_interval(confidence_level)
+        for index, component in enumerate(est.component_names):
+            rows.append(
+                {
+                    "measure": name,
+                    "component": component,
+                    "estimate": est.value[index],
+                    "ci_low": low[index],
+                    "ci_high": high[index],
+                    "note": est.reason
+                    or ("the session's target" if name == session.measure_name else ""),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["measure", "component", "estimate", "ci_low", "ci_high", "note"]
+    )
+
+
+def pr_curve_table(
+    session: Session, n_thresholds: int = 100, confidence_level: float = 0.95
+) -> pd.DataFrame:
+    """The estimated PR curve from the session's answers, one row per threshold:
+    threshold, precision, precision_low, precision_high, recall, recall_low, recall_high."""
+    measure = PRCurve(n_thresholds)
+    est = estimate(session.sampler, measure)
+    low, high = est.confidence_interval(confidence_level)
+    L = measure.L
+    return pd.DataFrame(
+        {
+            "threshold": measure.thresholds,
+            "precision": est.value[:L],
+            "precision_low": low[:L],
+            "precision_high": high[:L],
+            "recall": est.value[L:],
+            "recall_low": low[L:],
+            "recall_high": high[L:],
+        }
+    )
+
+
+def true_pr_curve(session: Session, n_thresholds: int = 100) -> pd.DataFrame:
+    """The pool's true PR curve on the same thresholds (pools with true labels)."""
+    from .diagnostics import true_risk
+
+    measure = PRCurve(n_thresholds)
+    values = measure.g(true_risk(session.pool, measure))
+    L = measure.L
+    return pd.DataFrame(
+        {"threshold": measure.thresholds, "precision": values[:L], "recall": values[L:]}
+    )
+
+
+def bootstrap_pr_curves(
+    session: Session, n_thresholds: int = 100, n_curves: int = 30, seed: int = 0
+) -> list[pd.DataFrame]:
+    """PR curves re-estimated from bootstrap resamples of the importance-sampling draws
+    (pairs of weight and loss resampled with replacement; the ratio estimator of eq. 1).
+    Empty for designs without draws (Bernoulli, stratified)."""
+    sampler = session.sampler
+    if not isinstance(sampler, ImportanceSampler) or sampler.n_draws == 0:
+        return []
+    measure = PRCurve(n_thresholds)
+    codes = measure.codes(session.pool)
+    draws = sampler.draws()
+    weighted = draws.weight[:, None] * measure.loss(codes[draws.items], draws.labels)
+    rng = np.random.default_rng(seed)
+    curves, L = [], measure.L
+    for _ in range(n_curves):
+        resample = rng.integers(len(weighted), size=len(weighted))
+        values = measure.g(weighted[resample].mean(axis=0))
+        curves.append(
+            pd.DataFrame(
+                {"threshold": measure.thresholds, "precision": values[:L], "recall": values[L:]}
+            )
+        )
+    return curves
+
+
+def lowest_threshold_with_precision(curve: pd.DataFrame, target: float, column="precision"):
+    """The lowest threshold whose estimated precision (or ``column``, e.g. its interval's
+    lower limit ``precision_low``) is at least ``target`` at it and at every higher
+    threshold where it is defined; None when there is none."""
+    values = curve[column].to_numpy()
+    ok = np.where(np.isnan(values), True, values >= target)
+    # the run of thresholds, from the top, where the condition holds throughout
+    failing = np.flatnonzero(~ok)
+    start = failing[-1] + 1 if len(failing) else 0
+    defined = start + np.flatnonzero(~np.isnan(values[start:]))
+    return None if len(defined) == 0 else float(curve.threshold.iloc[defined[0]])
+
+
+def highest_threshold_with_recall(curve: pd.DataFrame, target: float, column="recall"):
+    """The highest threshold whose estimated recall (or ``column``) is at least ``target``;
+    recall falls with the threshold, so every lower threshold qualifies too."""
+    values = curve[column].to_numpy()
+    ok = np.flatnonzero(~np.isnan(values) & (values >= target))
+    return None if len(ok) == 0 else float(curve.threshold.iloc[ok[-1]])
+
+
+def answer_log(session: Session, answered: list[str] | None = None) -> pd.DataFrame:
+    """The expert's answers in order: position, item_id, label, proposal_probability (q of
+    the draw that asked, importance sampling) or inclusion_probability (Bernoulli), weight,
+    answered (time, when given)."""
+    pool, sampler = session.pool, session.sampler
+    items = np.array([item for item, _ in session.log], dtype=np.int64)
+    labels = np.array([label for _, label in session.log], dtype=np.int64)
+    n = len(items)
+    q = np.full(n, np.nan)
+    pi = np.full(n, np.nan)
+    weight = np.full(n, np.nan)
+    if isinstance(sampler, ImportanceSampler):
+        draws = sampler.draws()
+        asked = _answer_draws(draws.items, items, sampler.deterministic)
+        q, weight = draws.q[asked], draws.weight[asked]
+    elif isinstance(sampler, BernoulliSampler):
+        pi = _bernoulli_pi(sampler)[:n]
+        weight = 1.0 / pi
+    elif isinstance(sampler, StratifiedSampler):
+        weight = design_weights(session)
+    frame = pd.DataFrame(
+        {
+            "position": np.arange(1, n + 1),
+            "item_id": pool.ids[items] if n else [],
+            "label": [pool.classes[code] for code in labels],
+            "proposal_probability": q,
+            "inclusion_probability": pi,
+            "weight": weight,
+        }
+    )
+    if answered is not None:
+        frame["answered"] = list(answered)[:n]
+    return frame
+
+
+def _answer_draws(drawn: np.ndarray, answered: np.ndarray, deterministic: bool) -> np.ndarray:
+    """Index of the draw that asked each answer: the first draw of each new item
+    (deterministic oracle, reused draws ask nothing) or every draw (stochastic)."""
+    if not deterministic:
+        return np.arange(len(answered))
+    _, first = np.unique(drawn, return_index=True)
+    first = np.sort(first)
+    if not np.array_equal(drawn[first], answered):
+        raise ValueError("the draws do not match the answer log.")
+    return first
+
+
+def report(session: Session, confidence_level: float = 0.95, **context) -> dict:
+    """The estimate report: measure, sampler, settings, seed, estimate, interval, labels used,
+    plus ``context`` (e.g. pool name, session id)."""
+    est = session.estimate()
+    low, high = est.confidence_interval(confidence_level)
+    components = [
+        {
+            "component": name,
+            "estimate": None if np.isnan(est.value[i]) else float(est.value[i]),
+            "ci_low": None if np.isnan(low[i]) else float(low[i]),
+            "ci_high": None if np.isnan(high[i]) else float(high[i]),
+        }
+        for i, name in enumerate(est.component_names)
+    ]
+    return {
+        **context,
+        "measure": session.measure_name,
+        "sampler": session.sampler_name,
+        "settings": {"budget": session.budget, **session.options},
+        "seed": session.seed,
+        "confidence_level": confidence_level,
+        "labels_used": session.n_labels,
+        "draws": est.n_draws,
+        "defined": est.defined,
+        "reason": est.reason,
+        "components": components,
+    }

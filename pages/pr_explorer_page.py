@@ -1,0 +1,123 @@
+"""PR-curve explorer: the estimated precision-recall curve, and where to set the threshold."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from evalcore import figures, insight
+from pages import common
+
+st.title("Precision-recall curve")
+session_id, session, record = common.require_session()
+st.caption(
+    f"{common.describe(session.measure_name, session.sampler_name)} · session `{session_id}`"
+)
+if session.pool.n_classes != 2:
+    st.info(
+        "The precision-recall curve is defined for binary pools; this pool has "
+        f"{session.pool.n_classes} classes."
+    )
+    st.stop()
+if session.n_labels == 0:
+    st.info("Label some items first: the curve is estimated from your answers.")
+    st.stop()
+if not session.measure_name.startswith("pr_curve"):
+    st.caption(
+        "This session's sampler aimed at "
+        f"{common.MEASURE_LABELS.get(session.measure_name.split(':')[0], session.measure_name)}, "
+        "not at the curve: the curve is re-estimated from the same answers (sample reuse), and "
+        "its intervals are wide where the proposal drew few items."
+    )
+
+n_thresholds = st.slider("Thresholds on the curve", 20, 200, 100, 10, key="n_thresholds")
+log_key = hash(tuple(session.log))
+
+
+@st.cache_data(max_entries=16, show_spinner="Estimating the curve…")
+def curves(session_id: str, log_key: int, n_thresholds: int, level: float, _session):
+    curve = insight.pr_curve_table(_session, n_thresholds, level)
+    truth = (
+        insight.true_pr_curve(_session, n_thresholds) if _session.pool.y_true is not None else None
+    )
+    samples = insight.bootstrap_pr_curves(_session, n_thresholds, n_curves=30, seed=0)
+    return curve, truth, samples
+
+
+curve, truth, samples = curves(session_id, log_key, n_thresholds, record.confidence, session)
+thresholds = curve.threshold.to_numpy()
+threshold = st.select_slider(
+    "Threshold",
+    options=list(range(len(thresholds))),
+    value=len(thresholds) // 2,
+    format_func=lambda i: f"{thresholds[i]:.4g}",
+    key="threshold",
+)
+row = curve.iloc[threshold]
+level = f"{record.confidence:.0%}"
+left, middle, right = st.columns([2, 1, 1])
+with left:
+    st.plotly_chart(
+        figures.pr_curve_figure(curve, truth, samples, float(row.threshold)),
+        width="stretch",
+        config={"displaylogo": False},
+    )
+    if not samples:
+        st.caption("Bootstrap curves are drawn for importance-sampling sessions.")
+
+
+def number(value) -> str:
+    return "not defined" if np.isnan(value) else f"{value:.3f}"
+
+
+with middle:
+    st.metric(f"Precision at {row.threshold:.4g}", number(row.precision))
+    st.caption(f"{level} interval: {number(row.precision_low)} to {number(row.precision_high)}")
+    st.metric(f"Recall at {row.threshold:.4g}", number(row.recall))
+    st.caption(f"{level} interval: {number(row.recall_low)} to {number(row.recall_high)}")
+
+
+def spread(finder, target):
+    """The threshold each bootstrap curve would choose: how uncertain the choice is."""
+    chosen = [finder(sample, target) for sample in samples]
+    chosen = [c for c in chosen if c is not None]
+    if len(chosen) < 2:
+        return ""
+    low, high = np.percentile(chosen, [5, 95])
+    return f" Across bootstrap curves the choice ranges from {low:.4g} to {high:.4g} (90%)."
+
+
+def describe_choice(estimate, conservative, what, target):
+    if estimate is None:
+        return f"No threshold reaches an estimated {what} of {target:.2f}."
+    text = f"**{estimate:.4g}** by the estimate."
+    if conservative is not None:
+        text += f" {conservative:.4g} if the interval's lower limit must reach {target:.2f}."
+    else:
+        text += f" The interval's lower limit reaches {target:.2f} nowhere."
+    return text
+
+
+with right:
+    p = st.number_input("Precision at least", 0.0, 1.0, 0.9, 0.01, key="precision_target")
+    st.markdown(
+        "Lowest threshold: "
+        + describe_choice(
+            insight.lowest_threshold_with_precision(curve, p),
+            insight.lowest_threshold_with_precision(curve, p, "precision_low"),
+            "precision",
+            p,
+        )
+        + spread(insight.lowest_threshold_with_precision, p)
+    )
+    r = st.number_input("Recall at least", 0.0, 1.0, 0.8, 0.01, key="recall_target")
+    st.markdown(
+        "Highest threshold: "
+        + describe_choice(
+            insight.highest_threshold_with_recall(curve, r),
+            insight.highest_threshold_with_recall(curve, r, "recall_low"),
+            "recall",
+            r,
+        )
+        + spread(insight.highest_threshold_with_recall, r)
+    )
