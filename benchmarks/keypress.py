@@ -4,12 +4,11 @@ A pool of N items resampled from abt-buy is stored in a fresh session database w
 F1 session; the app runs as `streamlit run app.py` and Debian's Chromium (Playwright) opens the
 label page. Each step presses the digit of the shown item's true label and stops the clock
 when the progress line shows the new count (the fragment has re-rendered the next item). The
-first page load (pool load + replay) is timed separately. A screenshot of the label page on
-the product-pairs demo pool is saved for the README.
+first page load (pool load + replay) is timed separately.
 
     python benchmarks/keypress.py [--items 1000000] [--presses 60]
 
-Writes benchmarks/results/keypress.md and benchmarks/results/label_page.png.
+Writes benchmarks/results/keypress.md.
 """
 
 from __future__ import annotations
@@ -83,14 +82,6 @@ def main() -> None:
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
         big = stored_session(store, frame, "abt-buy resampled", "pool.parquet", buffer.getvalue())
-        products_path = HERE.parent / "sample_data" / "products.csv"
-        products = stored_session(
-            store,
-            ec.read_table(products_path),
-            "Product record pairs",
-            "products.csv",
-            products_path.read_bytes(),
-        )
         with running_app(database) as url, chromium_page() as page:
             start = time.perf_counter()
             page.goto(f"{url}/label?session={big}")
@@ -98,13 +89,6 @@ def main() -> None:
             first_load = time.perf_counter() - start
             labels = dict(zip(frame.item_id.astype(str), frame.label, strict=True))
             seconds = np.array(time_presses(page, labels, args.presses)) * 1000
-
-            page.goto(f"{url}/label?session={products}")
-            wait_for_progress(page, 0, BUDGET)
-            truth = ec.read_table(products_path)
-            time_presses(page, dict(zip(truth.item_id, truth.label, strict=True)), 25)
-            page.wait_for_timeout(1000)
-            page.screenshot(path=RESULTS / "label_page.png", full_page=True)
 
     steady = seconds[5:]  # the first presses warm up the fragment's code paths
     lines = [

@@ -25,9 +25,9 @@ def _layout(figure: go.Figure, title: str, x: str, y: str, log_y: bool = False) 
         title=title,
         xaxis_title=x,
         yaxis_title=y,
-        height=340,
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"),
+        height=380,
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left"),
     )
     if log_y:
         figure.update_yaxes(type="log")

@@ -81,3 +81,29 @@ def test_a_bookmarked_label_page_opens_in_the_app_on_a_fresh_server(tmp_path):
         navigation = page.get_by_test_id("stSidebarNav").inner_text()
         assert "Set up" in navigation
         assert "common" not in navigation and "label_page" not in navigation
+
+
+def test_the_pr_explorer_slider_moves_the_readout(tmp_path):
+    database = tmp_path / "sessions.db"
+    with running_app(database) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_role("button", name="Open").first.click()
+        page.get_by_role("button", name="Start labelling").click()
+        wait_for_progress(page, 0, 500)
+        for labelled in (10, 20, 30):
+            wait_until_idle(page)
+            page.get_by_role("button", name="Auto-label").click()
+            wait_for_progress(page, labelled, 500)
+        wait_until_idle(page)
+        page.get_by_role("link", name="PR curve").click()
+        page.get_by_text("Precision at ").first.wait_for()
+        wait_until_idle(page)
+        readout = page.get_by_test_id("stMetricLabel").first.inner_text()
+        slider = page.get_by_role("slider").last
+        slider.focus()
+        for _ in range(10):
+            slider.press("ArrowRight")
+        page.get_by_test_id("stMetricLabel").first.filter(has_not_text=readout).wait_for()
+        wait_until_idle(page)
+        moved = page.get_by_test_id("stMetricLabel").first.inner_text()
+        assert moved != readout and moved.startswith("Precision at ")
