@@ -7,7 +7,7 @@ summary row is appended to benchmarks/results/label_efficiency.csv as soon as it
 at the end a Markdown table is written to benchmarks/results/label_efficiency.md.
 
     python benchmarks/label_efficiency.py [--repeats 100] [--pr-repeats 100] [--jobs 2]
-        [--only f1|accuracy|pr]
+        [--only f1|accuracy|pr] [--samplers ais,is,...] [--resume]
 """
 
 from __future__ import annotations
@@ -83,6 +83,11 @@ def main():
     parser.add_argument("--only", choices=["f1", "accuracy", "pr"])
     parser.add_argument("--samplers", help="comma-separated subset of the samplers")
     parser.add_argument("--out", type=Path, default=OUT, help="CSV to append rows to")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip configurations whose rows are already in --out (an interrupted run)",
+    )
     args = parser.parse_args()
     plan = []
     for pool_name in POOLS:
@@ -98,6 +103,9 @@ def main():
         plan = [p for p in plan if p[2] in args.samplers.split(",")]
     if args.only:
         plan = [p for p in plan if p[1].startswith({"pr": "pr_curve"}.get(args.only, args.only))]
+    if args.resume and args.out.exists():
+        done = set(pd.read_csv(args.out)[["pool", "measure", "sampler"]].itertuples(index=False))
+        plan = [p for p in plan if (p[0], p[1], p[2]) not in done]
     OUT.parent.mkdir(exist_ok=True)
     pools = {name: load(name) for name in POOLS}
     for pool_name, measure, sampler, budget, checkpoints, repeats, every in plan:

@@ -98,26 +98,16 @@ def describe_choice(estimate, conservative, what, target):
     return text
 
 
+def finder(kind: str, find, what: str, default: float) -> None:
+    """One threshold finder: a target, the threshold by the estimate, by the interval's
+    lower limit, and the spread of the choice across bootstrap curves."""
+    target = st.number_input(
+        f"{what.capitalize()} at least", 0.0, 1.0, default, 0.01, key=f"{what}_target"
+    )
+    choice = describe_choice(find(curve, target), find(curve, target, f"{what}_low"), what, target)
+    st.markdown(f"{kind} threshold: {choice}{spread(find, target)}")
+
+
 with right:
-    p = st.number_input("Precision at least", 0.0, 1.0, 0.9, 0.01, key="precision_target")
-    st.markdown(
-        "Lowest threshold: "
-        + describe_choice(
-            insight.lowest_threshold_with_precision(curve, p),
-            insight.lowest_threshold_with_precision(curve, p, "precision_low"),
-            "precision",
-            p,
-        )
-        + spread(insight.lowest_threshold_with_precision, p)
-    )
-    r = st.number_input("Recall at least", 0.0, 1.0, 0.8, 0.01, key="recall_target")
-    st.markdown(
-        "Highest threshold: "
-        + describe_choice(
-            insight.highest_threshold_with_recall(curve, r),
-            insight.highest_threshold_with_recall(curve, r, "recall_low"),
-            "recall",
-            r,
-        )
-        + spread(insight.highest_threshold_with_recall, r)
-    )
+    finder("Lowest", insight.lowest_threshold_with_precision, "precision", 0.9)
+    finder("Highest", insight.highest_threshold_with_recall, "recall", 0.8)

@@ -30,14 +30,19 @@ def wait_for_estimate(page, text: str) -> None:
     page.get_by_test_id("stMetricValue").filter(has_text=text).wait_for()
 
 
+def start_demo_session(page, url) -> None:
+    """Open the first demo pool and start the default session (AIS, F1, 500 labels)."""
+    page.goto(url)
+    page.get_by_role("button", name="Open").first.click()
+    page.get_by_role("button", name="Start labelling").click()
+    page.wait_for_url("**/label?session=*")
+    wait_for_progress(page, 0, 500)
+
+
 def test_label_by_keyboard_reload_undo_and_go_on(tmp_path):
     database = tmp_path / "sessions.db"
     with running_app(database) as url, chromium_page() as page:
-        page.goto(url)
-        page.get_by_role("button", name="Open").first.click()
-        page.get_by_role("button", name="Start labelling").click()
-        page.wait_for_url("**/label?session=*")
-        wait_for_progress(page, 0, 500)
+        start_demo_session(page, url)
 
         for labelled in range(1, 16):
             wait_until_idle(page)
@@ -86,10 +91,7 @@ def test_a_bookmarked_label_page_opens_in_the_app_on_a_fresh_server(tmp_path):
 def test_the_pr_explorer_slider_moves_the_readout(tmp_path):
     database = tmp_path / "sessions.db"
     with running_app(database) as url, chromium_page() as page:
-        page.goto(url)
-        page.get_by_role("button", name="Open").first.click()
-        page.get_by_role("button", name="Start labelling").click()
-        wait_for_progress(page, 0, 500)
+        start_demo_session(page, url)
         for labelled in (10, 20, 30):
             wait_until_idle(page)
             page.get_by_role("button", name="Auto-label").click()
