@@ -27,10 +27,14 @@ if common.open_session(session_id) is None:
 def history(session: ec.Session, level: float) -> list:
     """The estimate after each answer, kept alongside the open session."""
     cached = st.session_state.get("history")
-    if cached is None or cached[0] != session_id or len(cached[1]) > session.n_labels:
-        cached = (session_id, session.history(level))
-    while len(cached[1]) < session.n_labels:  # answers given in this window
-        cached[1].append((session.n_labels, *ec.session.first_component(session.estimate(), level)))
+    if cached is not None and cached[0] == session_id:
+        if len(cached[1]) == session.n_labels - 1:  # one answer given in this window
+            point = ec.session.first_component(session.estimate(), level)
+            cached[1].append((session.n_labels, *point))
+        if len(cached[1]) == session.n_labels:
+            return cached[1]
+    # a new session, an undo or several answers at once (auto-label): replay
+    cached = (session_id, session.history(level))
     st.session_state.history = cached
     return cached[1]
 
@@ -47,8 +51,12 @@ def true_value(session: ec.Session) -> float | None:
     return cached[1]
 
 
-def save_answer(label: int) -> None:
-    """Save, then record: the answer reaches the database before the next item is shown."""
+def save_answer(label: int, shown_item: int | None = None) -> None:
+    """Save, then record: the answer reaches the database before the next item is shown.
+
+    ``shown_item`` is the item on screen when the key was pressed; a second press that
+    arrives before the next item is drawn is dropped instead of labelling an unseen item.
+    """
     opened = common.open_session(session_id)
     if opened is None:
         return
@@ -56,6 +64,12 @@ def save_answer(label: int) -> None:
     if session.done:
         return
     proposal = session.next_item()
+    if shown_item is not None and proposal.item != shown_item:
+        st.session_state.flash = (
+            "A key was pressed again before the next item appeared; that press was ignored. "
+            "Answer the item shown now."
+        )
+        return
     try:
         common.store().append_answer(session_id, session.n_labels, proposal.item, label)
     except ec.SessionConflict as error:
@@ -171,7 +185,7 @@ def labelling() -> None:
                     common.class_label(session.pool, code),
                     key=f"label_{code}",
                     on_click=save_answer,
-                    args=(code,),
+                    args=(code, proposal.item),
                     shortcut=str(code + 1) if code < 9 else None,
                     width="stretch",
                 )
