@@ -131,9 +131,10 @@ def show_item(session: ec.Session, item: int, show_model: bool) -> None:
 
 
 def sparkline(rows: list, truth: float | None) -> go.Figure:
+    """Estimate and interval against labels; built in one call (add_hline and per-trace
+    updates cost tens of milliseconds on every answer)."""
     labels = [r[0] for r in rows]
-    figure = go.Figure()
-    figure.add_trace(
+    traces = [
         go.Scatter(
             x=labels + labels[::-1],
             y=[r[3] for r in rows] + [r[2] for r in rows][::-1],
@@ -141,16 +142,19 @@ def sparkline(rows: list, truth: float | None) -> go.Figure:
             line_width=0,
             fillcolor="rgba(31,119,180,0.2)",
             hoverinfo="skip",
-            name="interval",
-        )
-    )
-    figure.add_trace(go.Scatter(x=labels, y=[r[1] for r in rows], name="estimate"))
+        ),
+        go.Scatter(x=labels, y=[r[1] for r in rows]),
+    ]
     if truth is not None:
-        figure.add_hline(y=truth, line_dash="dot", line_color="gray")
-    figure.update_layout(
+        traces.append(
+            go.Scatter(
+                x=[labels[0], labels[-1]], y=[truth, truth], line=dict(dash="dot", color="gray")
+            )
+        )
+    layout = dict(
         height=160, margin=dict(l=0, r=0, t=0, b=0), showlegend=False, xaxis_title="labels"
     )
-    return figure
+    return go.Figure(data=traces, layout=layout)
 
 
 @st.fragment
