@@ -61,7 +61,7 @@ def main() -> None:
             page.get_by_role("link", name="Compare samplers").click()
             page.get_by_role("button", name="Run").wait_for()
             page.get_by_role("button", name="Run").click()
-            page.get_by_text("Mean squared error").first.wait_for(timeout=300_000)
+            page.get_by_role("button", name="All results are ready").wait_for(timeout=600_000)
             shoot(page, "compare")
 
 
