@@ -177,6 +177,11 @@ def labelling() -> None:
                 min(session.n_labels / session.budget, 1.0),
                 text=f"{session.n_labels} of {session.budget} labels",
             )
+        if session.sampler_name == "bernoulli":
+            st.caption(
+                "Bernoulli sampling: the budget is the expected number of labels; the rounds "
+                "drawn decide the exact count. The estimate is valid at any point in a round."
+            )
         if session.done:
             st.success("The label budget is used: the estimate and its interval are final.")
         else:
