@@ -222,8 +222,15 @@ def labelling() -> None:
             st.caption(estimate.reason)
         rows = history(session, level)
         if len(rows) >= 2:
+            # Redrawn every 5th answer only: an unchanged chart is not re-rendered, and
+            # the chart is the costliest part of a step in the browser (~50 ms).
+            shown = rows[: max(2, len(rows) - len(rows) % 5)]
+            cached = st.session_state.get("sparkline")
+            if cached is None or cached[:2] != (session_id, shown[-1]):
+                cached = (session_id, shown[-1], sparkline(shown, true_value(session)))
+                st.session_state.sparkline = cached
             st.plotly_chart(
-                sparkline(rows, true_value(session)),
+                cached[2],
                 width="stretch",
                 key="spark",
                 config={"displayModeBar": False},
