@@ -9,7 +9,7 @@ import pandas as pd
 
 from .bernoulli import BernoulliSampler
 from .catalog import get_measure
-from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal
+from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal, true_risk
 from .estimators import estimate
 from .measures import MeasureError
 from .pr_curve import PRCurve
@@ -116,8 +116,6 @@ def trace(session: Session, confidence_level: float = 0.95, max_points: int = 20
 
 
 def _true_values(session: Session) -> np.ndarray:
-    from .diagnostics import true_risk
-
     return session.measure.g(true_risk(session.pool, session.measure))
 
 
@@ -198,8 +196,6 @@ def pr_curve_table(
 
 def true_pr_curve(session: Session, n_thresholds: int = 100) -> pd.DataFrame:
     """The pool's true PR curve on the same thresholds (pools with true labels)."""
-    from .diagnostics import true_risk
-
     measure = PRCurve(n_thresholds)
     values = measure.g(true_risk(session.pool, measure))
     L = measure.L
