@@ -163,7 +163,8 @@ def measure_table(session: Session, confidence_level: float = 0.95) -> pd.DataFr
                     "estimate": est.value[index],
                     "ci_low": low[index],
                     "ci_high": high[index],
-                    "note": est.reason
+                    "note": (est.interval_note() if est.caveat and len(est.value) == 1 else "")
+                    or est.reason
                     or ("the session's target" if name == session.measure_name else ""),
                 }
             )
@@ -323,5 +324,6 @@ def report(session: Session, confidence_level: float = 0.95, **context) -> dict:
         "draws": est.n_draws,
         "defined": est.defined,
         "reason": est.reason,
+        "interval_note": est.interval_note(),
         "components": components,
     }

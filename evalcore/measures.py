@@ -46,7 +46,14 @@ class Measure:
     d: int = 1
     binary_only: bool = True
     bounded: bool = True  # every component lies in [0, 1], so Beta limits apply
+    value_range: tuple[float, float] = (0.0, 1.0)  # the range every component can take
+    # g is a ratio of functions linear in the counts per (code, class), so its extremes over
+    # the unlabelled items' labellings lie at vertices (``intervals.measure_bounds``)
+    linear_fractional: bool = False
     needs_predicted: tuple[int, ...] = ()  # predicted classes without which g is undefined
+    # binary classes that must have been answered at least once before an interval means
+    # anything (hidden positives are the whole risk until one is found)
+    needs_labels: tuple[int, ...] = ()
     component_names: tuple[str, ...] = ()
 
     # -- the three functions that define a measure -------------------------------------
@@ -64,6 +71,16 @@ class Measure:
 
     def undefined_reason(self, R: np.ndarray) -> str | None:
         """Why ``g(R)`` is not defined (a zero denominator), or None when it is."""
+        return None
+
+    def evidence_reason(self, known: np.ndarray) -> str | None:
+        """Why the answers, counted by code and class in ``known`` (codes, C), do not yet
+        support an interval, or None. Until then the delta method linearizes g where it is
+        flattest (e.g. F1 = 0 before a true positive is found) and its interval is false
+        certainty; ``estimate`` reports the bounds instead."""
+        for c in self.needs_labels:
+            if known[:, c].sum() == 0:
+                return f"no {('negative', 'positive')[c]} found yet"
         return None
 
     def dense_jacobian(self, R: np.ndarray) -> np.ndarray:
@@ -146,6 +163,8 @@ class _Ratio(Measure):
 
     d = 2
     _reason = ""
+    linear_fractional = True
+    needs_labels = (1,)
 
     def g(self, R):
         return np.array([R[0] / R[1]]) if R[1] > 0 else np.array([np.nan])
@@ -156,6 +175,13 @@ class _Ratio(Measure):
     def undefined_reason(self, R):
         return first_zero_reason([(R[1], self._reason)])
 
+    def evidence_reason(self, known):
+        if known[:, 1].sum() == 0:
+            return "no positive found yet"
+        if known[1, 1] == 0:
+            return "no true positive found yet"
+        return None
+
 
 class Accuracy(Measure):
     """Accuracy: loss 1[y != f(x)], g(R) = 1 - R (seed 003, Table 1)."""
@@ -163,6 +189,7 @@ class Accuracy(Measure):
     name = "accuracy"
     d = 1
     binary_only = False
+    linear_fractional = True
     component_names = ("accuracy",)
 
     def loss(self, codes, labels):
@@ -180,6 +207,7 @@ class BalancedAccuracy(Measure):
 
     name = "balanced_accuracy"
     d = 3
+    needs_labels = (0, 1)
     component_names = ("balanced_accuracy",)
 
     def loss(self, codes, labels):
@@ -254,7 +282,9 @@ class MatthewsCorrelation(Measure):
     name = "mcc"
     d = 3
     needs_predicted = (0, 1)
+    needs_labels = (0, 1)
     bounded = False
+    value_range = (-1.0, 1.0)
     component_names = ("mcc",)
 
     def loss(self, codes, labels):
@@ -292,6 +322,7 @@ class FowlkesMallows(Measure):
     name = "fowlkes_mallows"
     d = 3
     needs_predicted = (1,)
+    needs_labels = (1,)
     component_names = ("fowlkes_mallows",)
 
     def loss(self, codes, labels):
@@ -310,12 +341,17 @@ class FowlkesMallows(Measure):
     def undefined_reason(self, R):
         return first_zero_reason([(R[1], NO_POSITIVE), (R[2], NO_PREDICTED_POSITIVE)])
 
+    evidence_reason = _Ratio.evidence_reason
+
 
 class BrierScore(Measure):
     """Brier score: loss 2 (p1(x) - y)^2, g = R. Codes index the distinct probabilities."""
 
     name = "brier"
     d = 1
+    bounded = False
+    value_range = (0.0, 2.0)
+    linear_fractional = True
     component_names = ("brier",)
 
     def __init__(self):

@@ -26,6 +26,7 @@ class PerClassRecall(_MultiClass):
     """Recall of every class: loss [1[y=c, f=c] (C), 1[y=c] (C)], g_c = R_c / R_{C+c}."""
 
     name = "per_class_recall"
+    linear_fractional = True
 
     def __init__(self, n_classes: int):
         super().__init__(n_classes)
@@ -63,6 +64,7 @@ class MicroF1(_MultiClass):
 
     name = "micro_f1"
     d = 2
+    linear_fractional = True
     component_names = ("micro_f1",)
 
     def loss(self, codes, labels):

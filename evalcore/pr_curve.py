@@ -21,6 +21,8 @@ class PRCurve(Measure):
 
     name = "pr_curve"
     binary_only = True
+    linear_fractional = True
+    needs_labels = (1,)
 
     def __init__(self, n_thresholds: int = 100):
         if int(n_thresholds) != n_thresholds or n_thresholds < 2:

@@ -21,6 +21,7 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from .bernoulli import BernoulliSampler
 from .catalog import get_measure
@@ -135,6 +136,7 @@ class SimulationResult:
         runs), bias (scalar measures), coverage, mean KL and the share of those runs whose
         estimate is undefined."""
         labels, error, covered, kl = self.squared_errors()
+        width = self._widths(labels)
         reached = np.zeros(error.shape, dtype=bool)
         for r, run in enumerate(self.runs):
             reached[r, np.searchsorted(labels, run.n_labels)] = True
@@ -150,6 +152,7 @@ class SimulationResult:
                     "mse_low": np.nanpercentile(boot, 2.5, axis=0),
                     "mse_high": np.nanpercentile(boot, 97.5, axis=0),
                     "coverage": np.nanmean(covered, axis=0),
+                    "width": np.nanmedian(width, axis=0),
                     "kl": np.nanmean(kl, axis=0),
                     "undefined": (reached & np.isnan(error)).sum(axis=0)
                     / np.maximum(reached.sum(axis=0), 1),
@@ -158,6 +161,16 @@ class SimulationResult:
         if len(self.true_value) == 1:
             table["bias"] = self._bias(labels)
         return table
+
+    def _widths(self, labels):
+        """Mean interval width over the defined components, per (run, label count)."""
+        width = np.full((self.repeats, len(labels)), np.nan)
+        for r, run in enumerate(self.runs):
+            defined = np.isfinite(run.estimate)
+            with _quiet():
+                span = np.where(defined, run.ci_high - run.ci_low, np.nan)
+                width[r, np.searchsorted(labels, run.n_labels)] = np.nanmean(span, axis=1)
+        return width
 
     def _bias(self, labels):
         values = np.full((self.repeats, len(labels)), np.nan)
@@ -171,7 +184,7 @@ class SimulationResult:
         last = [run for run in self.runs if len(run.n_labels)]
         truth = self.true_value
         known = np.isfinite(truth)
-        errors, covered, values, undefined = [], [], [], 0
+        errors, covered, values, widths, undefined = [], [], [], [], 0
         for run in last:
             estimate_, low, high = run.estimate[-1], run.ci_low[-1], run.ci_high[-1]
             defined = np.isfinite(estimate_) & known
@@ -182,6 +195,7 @@ class SimulationResult:
             covered.append(
                 np.mean((low[defined] <= truth[defined]) & (truth[defined] <= high[defined]))
             )
+            widths.append(np.mean(high[defined] - low[defined]))
             values.append(estimate_[0])
         undefined += self.repeats - len(last)
         errors = np.asarray(errors)
@@ -201,6 +215,8 @@ class SimulationResult:
             "mse_ci": mse_ci,
             "bias": float(np.mean(values) - truth[0]) if scalar and values else None,
             "coverage": float(np.mean(covered)) if covered else None,
+            "coverage_ci": coverage_interval(covered),
+            "width": float(np.median(widths)) if widths else None,
             "undefined": undefined / self.repeats,
             "seconds": round(self.seconds, 3),
         }
@@ -227,6 +243,18 @@ class SimulationResult:
                 frame.insert(2, "component", np.tile(self.component_names, k))
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
+
+
+def coverage_interval(covered, confidence_level: float = 0.95) -> list[float | None]:
+    """Wilson score interval for the share of runs whose interval held (Wilson 1927); runs of
+    a vector measure count with the share of their components covered."""
+    if not len(covered):
+        return [None, None]
+    n, share = len(covered), float(np.mean(covered))
+    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    centre = (share + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * np.sqrt(share * (1 - share) / n + z**2 / (4 * n**2))
+    return [float(max(centre - half, 0.0)), float(min(centre + half, 1.0))]
 
 
 def _number(value):

@@ -1,11 +1,15 @@
 """Stratified sampling with proportional or Neyman allocation, one item at a time (seed 002).
 
 Strata are CSF bins of the classifier score. Items are drawn without replacement within a
-stratum. The first labels visit every stratum once (largest first) so that the estimator is
-defined as early as possible; afterwards each label goes to the stratum furthest below its
-allocated share: proportional, n_h ∝ N_h, or Neyman, n_h ∝ N_h S_h, where S_h is the standard
-deviation of the linearized loss Dg(R) l(x, y) in the stratum under the classifier's
-probabilities (seed 002, Sec. 3).
+stratum. The first labels visit every stratum twice (largest first; once where a stratum has
+a single item) so that the estimator and every stratum's own variance are defined as early as
+possible; afterwards each label goes to the stratum furthest below its allocated share:
+proportional, n_h ∝ N_h, or Neyman, n_h ∝ N_h S_h, where S_h is the standard deviation of the
+linearized loss Dg(R) l(x, y) in the stratum under the classifier's probabilities (the pool's
+probability column where it has one; seed 002, Sec. 3). Neyman shares never fall below
+``min_proportional_share`` of the proportional share: S_h computed from the classifier's
+probabilities is 0 or nearly so in strata the classifier is sure of, and a stratum starved on
+that belief can never show the positives it hides.
 """
 
 from __future__ import annotations
@@ -31,10 +35,15 @@ class StratifiedSampler:
         rng=None,
         n_strata: int = 10,
         allocation: str = "proportional",
+        min_proportional_share: float = 0.1,
     ):
         if allocation not in ("proportional", "neyman"):
             raise ValueError(
                 f"`allocation` must be 'proportional' or 'neyman', not {allocation!r}."
+            )
+        if not 0 <= min_proportional_share <= 1:
+            raise ValueError(
+                f"`min_proportional_share` must lie in [0, 1], got {min_proportional_share!r}."
             )
         if int(n_strata) != n_strata or not 1 <= n_strata <= pool.n_pool:
             raise ValueError(f"`n_strata` must be an integer in 1..{pool.n_pool}.")
@@ -51,10 +60,12 @@ class StratifiedSampler:
         self.stratum_start_ = np.concatenate([[0], np.cumsum(self.stratum_size_)])
         self.n_sampled_ = np.zeros(H, dtype=np.int64)
         self.codes_ = measure.codes(pool)
-        share = self.stratum_size_.astype(float)
+        proportional = self.stratum_size_ / self.stratum_size_.sum()
+        share = proportional
         if allocation == "neyman":
-            share = share * self._stratum_std()
-            share = np.where(share > 0, share, 1e-12 * self.stratum_size_)
+            neyman = self.stratum_size_ * self._stratum_std()
+            neyman = neyman / neyman.sum() if neyman.sum() > 0 else proportional
+            share = np.maximum(neyman, min_proportional_share * proportional)
         self.share_ = share / share.sum()
         self.labels_ = np.full(pool.n_pool, -1, dtype=np.int64)
         self._items: list[int] = []
@@ -86,9 +97,10 @@ class StratifiedSampler:
         open_strata = self.n_sampled_ < self.stratum_size_
         if not open_strata.any():
             raise RuntimeError("every item of the pool is labelled.")
-        unvisited = open_strata & (self.n_sampled_ == 0)
-        if unvisited.any():
-            h = int(np.argmax(np.where(unvisited, self.stratum_size_, -1)))
+        unvisited = open_strata & (self.n_sampled_ < 2)
+        if unvisited.any():  # every stratum once, then twice
+            first = unvisited & (self.n_sampled_ == self.n_sampled_[unvisited].min())
+            h = int(np.argmax(np.where(first, self.stratum_size_, -1)))
         else:
             deficit = self.share_ * (self.n_labels + 1) - self.n_sampled_
             h = int(np.argmax(np.where(open_strata, deficit, -np.inf)))

@@ -210,16 +210,16 @@ def labelling() -> None:
         name = common.MEASURE_LABELS.get(session.measure_name.split(":")[0], "")
         if len(estimate.value) > 1:
             name = f"{name}, {estimate.component_names[0]}"
-        if estimate.defined:
+        counts = f"{estimate.n_draws} draws, {estimate.n_labels} labelled items"
+        if estimate.defined and estimate.caveat is None:
             low, high = estimate.confidence_interval(level)
             st.metric(f"Estimated {name}", f"{estimate.value[0]:.3f}")
-            st.caption(
-                f"{level:.0%} interval: {low[0]:.3f} to {high[0]:.3f} · "
-                f"{estimate.n_draws} draws, {estimate.n_labels} labelled items"
-            )
+            st.caption(f"{level:.0%} interval: {low[0]:.3f} to {high[0]:.3f} · {counts}")
         else:
-            st.metric(f"Estimated {name}", "not yet defined")
-            st.caption(estimate.reason)
+            # no number with a degenerate band: the range the measure can still take, in words
+            shown = f"{estimate.value[0]:.3f}" if estimate.defined else "not yet defined"
+            st.metric(f"Estimated {name}", shown)
+            st.caption(f"{estimate.interval_note(name or None)} · {counts}")
         rows = history(session, level)
         if len(rows) >= 2:
             # Redrawn every 5th answer only: an unchanged chart is not re-rendered, and

@@ -110,7 +110,17 @@ def test_label_buttons_say_what_0_and_1_mean_and_have_digit_shortcuts():
 def test_an_undefined_estimate_shows_its_reason_instead_of_a_number():
     at = started("passive", sample="needle.csv.gz", measure="precision")
     assert at.metric[0].value == "not yet defined"
-    assert "no predicted positive labelled yet" in [c.value for c in at.caption]
+    notes = [c.value for c in at.caption if "may lie anywhere in" in c.value]
+    assert notes and notes[0].startswith("Nothing labelled yet; with this pool the Precision")
+
+
+def test_no_positive_found_yet_is_said_in_words_not_as_a_zero_width_interval():
+    at = started("passive", sample="needle.csv.gz", measure="f1")
+    for _ in range(10):
+        at.button(key="label_0").click().run()
+    captions = [c.value for c in at.caption]
+    assert not any("interval: 0.000 to 0.000" in c for c in captions)
+    assert any(c.startswith("No positive") and "may lie anywhere in [" in c for c in captions)
 
 
 def test_a_multiclass_pool_gets_one_button_per_class():

@@ -146,11 +146,15 @@ def test_beta_limits_match_the_beta_distribution_with_the_same_mean_and_variance
     assert normal_low[0] == pytest.approx(0.3 - stats.norm.ppf(0.95) * 0.1)
 
 
-def test_t_interval_uses_the_draws_degrees_of_freedom():
-    est = ec.Estimate(np.array([0.5]), np.array([[0.02]]), np.zeros(1), 5, 5, ("acc",), df=4)
-    low, high = est.confidence_interval(0.95, method="t")
-    assert high[0] - 0.5 == pytest.approx(stats.t.ppf(0.975, 4) * 0.02)
-    assert 0.5 - low[0] == pytest.approx(stats.t.ppf(0.975, 4) * 0.02)
+def test_logit_interval_is_the_delta_method_on_the_logit_scale():
+    est = ec.Estimate(np.array([0.8]), np.array([[0.05]]), np.zeros(1), 50, 50, ("f1",))
+    low, high = est.confidence_interval(0.95)
+    # by hand: logit(0.8) = log 4, se on the logit scale 0.05 / (0.8 * 0.2) = 0.3125
+    half = stats.norm.ppf(0.975) * 0.3125
+    expit = lambda t: 1 / (1 + np.exp(-t))  # noqa: E731
+    assert low[0] == pytest.approx(expit(np.log(4) - half), abs=1e-12)
+    assert high[0] == pytest.approx(expit(np.log(4) + half), abs=1e-12)
+    assert 0.8 - low[0] > high[0] - 0.8  # asymmetric: longer towards the middle
 
 
 def test_confidence_region_is_the_f_ellipsoid():
@@ -180,7 +184,10 @@ def test_undefined_estimate_says_why_instead_of_returning_zero():
     est = ec.estimate(sampler)
     if sampler.n_draws:
         assert est.reason == "no predicted positive labelled yet"
-        assert np.isnan(est.confidence_interval()[0][0])
+        low, high = est.confidence_interval()
+        # no number with a band: the range precision can still take, and why
+        np.testing.assert_array_equal((low, high), est.bounds)
+        assert est.interval_note().startswith("No predicted positive labelled yet")
 
 
 @pytest.mark.parametrize(

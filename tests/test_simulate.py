@@ -150,10 +150,14 @@ def test_cli_writes_the_trace_and_ends_with_the_json_summary(pool_file, tmp_path
         "mse_ci",
         "bias",
         "coverage",
+        "coverage_ci",
+        "width",
         "undefined",
         "seconds",
     }
     assert summary["repeats"] == 3 and summary["budget"] == 20
+    low, high = summary["coverage_ci"]
+    assert 0 <= low <= summary["coverage"] <= high <= 1 and summary["width"] >= 0
     trace = pd.read_csv(out)
     assert list(trace.columns) == [
         "repeat",

@@ -1,0 +1,173 @@
+"""Coverage and width of the nominal 95% intervals of every sampler (F1), on five pools.
+
+Pools: abt-buy with its calibrated ``prob`` column and with expit(score) (the papers'
+setting), tweets100k (expit(score)), and the two synthetic pools of ``synthetic.py``
+(rare positives with calibrated probabilities; badly over-confident probabilities). Each
+sampler runs ``--repeats`` times to 2000 labels; rows at 200, 500, 1000 and 2000 labels
+give the coverage with its Wilson 95% interval, the median interval width and the MSE.
+Bernoulli sampling plans its rounds for 2000 labels: its rows at smaller counts read the
+runs there. Each (pool, sampler) is appended to ``benchmarks/results/coverage.csv`` as it
+finishes (``--resume`` skips those already there); ``coverage.md`` is rewritten each time.
+
+    python benchmarks/coverage.py [--repeats 200] [--jobs 2] [--resume] [--pools a,b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import evalcore as ec
+from evalcore.simulate import coverage_interval
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synthetic  # noqa: E402
+
+DATA = HERE.parent.parent / "shared" / "data"
+OUT = HERE / "results" / "coverage.csv"
+SAMPLERS = ["passive", "stratified", "neyman", "is", "oasis", "bernoulli", "ais-1", "ais"]
+CHECKPOINTS = (200, 500, 1000, 2000)
+BUDGET = 2000
+POOLS = {
+    "abt-buy (expit)": ("abt-buy.csv.gz", None),
+    "abt-buy (prob)": ("abt-buy.csv.gz", "prob"),
+    "rare_calibrated (prob)": ("rare_calibrated", "prob"),
+    "over_confident (prob)": ("over_confident", "prob"),
+    "tweets100k (expit)": ("tweets100k.csv.gz", None),
+}
+
+
+def load(name: str) -> ec.Pool:
+    source, prob = POOLS[name]
+    if source in synthetic.POOLS:
+        frame = synthetic.make_pool(source)
+    else:
+        frame = pd.read_csv(DATA / source)
+    mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label", prob=prob)
+    return ec.Pool.from_dataframe(frame, mapping)
+
+
+def rows_for(pool_name, pool, sampler, repeats, jobs):
+    result = ec.simulate(
+        pool, "f1", sampler, BUDGET, repeats, seed=2026, jobs=jobs, record_every=100
+    )
+    truth = result.true_value[0]
+    rows = []
+    for labels in CHECKPOINTS:
+        values, lows, highs = [], [], []
+        for run in result.runs:
+            if sampler == "bernoulli" and labels == BUDGET:
+                at = len(run.n_labels) - 1  # the plan's final estimate
+            else:
+                found = np.flatnonzero(run.n_labels == labels)
+                if not len(found):
+                    continue
+                at = found[0]
+            values.append(run.estimate[at, 0])
+            lows.append(run.ci_low[at, 0])
+            highs.append(run.ci_high[at, 0])
+        values, lows, highs = map(np.asarray, (values, lows, highs))
+        defined = np.isfinite(values)
+        covered = (lows[defined] <= truth) & (truth <= highs[defined])
+        errors = (values[defined] - truth) ** 2
+        boot = np.random.default_rng(0).choice(errors, (1000, len(errors))).mean(axis=1)
+        low_ci, high_ci = coverage_interval(covered)
+        rows.append(
+            {
+                "pool": pool_name,
+                "sampler": sampler,
+                "n_labels": labels,
+                "runs": len(values),
+                "coverage": covered.mean() if len(covered) else np.nan,
+                "coverage_low": low_ci,
+                "coverage_high": high_ci,
+                "width": float(np.median(highs[defined] - lows[defined]))
+                if len(covered)
+                else np.nan,
+                "mse": errors.mean() if len(errors) else np.nan,
+                "mse_low": np.percentile(boot, 2.5) if len(errors) else np.nan,
+                "mse_high": np.percentile(boot, 97.5) if len(errors) else np.nan,
+                "undefined": 1 - defined.mean() if len(values) else np.nan,
+                "seconds": round(result.seconds, 1),
+            }
+        )
+    return rows
+
+
+def verdict(row) -> str:
+    if not np.isfinite(row.coverage):
+        return "undefined in every run"
+    if row.coverage < 0.92:
+        return "below target"
+    if row.coverage > 0.98:
+        return "above target (too wide)"
+    return ""
+
+
+def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
+    table = pd.read_csv(path)
+    lines = [
+        "# Coverage of nominal 95% intervals (F1)",
+        "",
+        "Made by `python benchmarks/coverage.py"
+        + (f" --repeats {repeats}" if repeats else "")
+        + "` (seeded; one simulation per pool and sampler, read at each label count). "
+        "Target: coverage 0.92-0.98. `width` is the median interval width; coverage has a "
+        "Wilson 95% interval over the runs; `undefined` the share of runs whose estimate is "
+        "not defined there (excluded from coverage and MSE).",
+        "",
+    ]
+    for pool_name, group in table.groupby("pool", sort=False):
+        lines += [
+            f"## {pool_name}",
+            "",
+            "| sampler | labels | runs | coverage | coverage 95% CI | median width | MSE "
+            "| undefined | note |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in group.itertuples():
+            lines.append(
+                f"| {row.sampler} | {row.n_labels} | {row.runs} | {row.coverage:.3f} | "
+                f"{row.coverage_low:.3f}-{row.coverage_high:.3f} | {row.width:.3f} | "
+                f"{row.mse:.2e} | {row.undefined:.2f} | {verdict(row)} |"
+            )
+        lines.append("")
+    path.with_suffix(".md").write_text("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--pools", help="comma-separated subset of the pools")
+    parser.add_argument("--samplers", help="comma-separated subset of the samplers")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args()
+    pools = args.pools.split(",") if args.pools else list(POOLS)
+    samplers = args.samplers.split(",") if args.samplers else SAMPLERS
+    done = set()
+    if args.resume and args.out.exists():
+        done = set(pd.read_csv(args.out)[["pool", "sampler"]].itertuples(index=False))
+    args.out.parent.mkdir(exist_ok=True)
+    for pool_name in pools:
+        pool = load(pool_name)
+        for sampler in samplers:
+            if (pool_name, sampler) in done:
+                continue
+            start = time.perf_counter()
+            frame = pd.DataFrame(rows_for(pool_name, pool, sampler, args.repeats, args.jobs))
+            frame.to_csv(args.out, mode="a", header=not args.out.exists(), index=False)
+            write_markdown(args.out, args.repeats)
+            print(frame.to_string(index=False), flush=True)
+            print(f"# {pool_name} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""What the oracle model says about the unlabelled part: a variance floor and the bounds.
+
+Under extreme imbalance the design-based variance of an estimate is computed from draws that
+have usually missed the rare, heavily weighted events (a false negative deep among the
+predicted negatives), so it is smallest exactly when the estimate is furthest off: estimate
+and standard error are negatively correlated and Wald intervals miss on one side. Two pieces
+of knowledge about the unlabelled items fix that without touching the design's estimate:
+
+* **The model variance.** The oracle model pi(y|x) (the sampler's own Dirichlet tree, or, for
+  designs without one, a Dirichlet tree fitted to the answers with the classifier's
+  probabilities as its prior; seed 003 Sec. 4, 5.2) predicts the variance the design has at
+  the items it has not seen. A standard error is sqrt(max(design variance, model variance)),
+  component by component. Labelled items count at their answers (deterministic oracle), the
+  rest under the model, so the model variance vanishes only when every item whose loss can
+  change the measure is labelled.
+* **The bounds.** Whatever the unlabelled items turn out to be, the measure lies in the range
+  it takes over all their labellings (worst-case bounds, Manski 1989). Intervals are clipped
+  to it, and while the answers carry too little evidence for an interval (the measure is
+  undefined, or no positive has been found yet) the bounds are the interval.
+
+Model variances, with u(x, y) = Dg(R) l(x, y) (component i) and E the model's expectation:
+
+* importance sampling, n draws (seed 003 eq. 1, Theorem 2), with the current proposal q_t
+  (for static designs the exact variance):
+  V_i = (1/n) [ sum_x p(x)^2 / q_t(x) E[u_i(x, y)^2] - (Dg R)_i^2 ];
+* stratified (seed 002): each stratum's sample variance S_h^2 is replaced by
+  max(S_h^2, sigma_h^2), sigma_h^2 the model's variance of u in the stratum; a stratum with a
+  single label uses sigma_h^2 alone (instead of a pooled S^2 borrowed from other strata);
+* Bernoulli rounds (seed 004 eq. 17, App. E): the Poisson-design variance
+  sum_x (1 - b_x) / b_x E[u_i^2] / N^2 of each round over the items it could draw, combined
+  with the rounds' weights.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import expit, logit
+
+from .measures import Measure
+from .oracle import DirichletTreeModel, prior_from_probabilities
+from .strata import compact_codes, partition_pool
+
+__all__ = ["OracleView", "oracle_view", "measure_bounds"]
+
+_MAX_BOUND_VERTICES = 256
+_GRID_STEPS = 17  # per code, for binary measures whose extremes need not lie at vertices
+_fitted_models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_groupings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True, eq=False)
+class OracleView:
+    """The oracle model per item group (model block, measure code) and the final answers.
+
+    ``group_of`` (N,) the group of every item; ``group_code`` (G,); ``response`` (G, C)
+    pi(y | group); ``labelled``/``labels`` (n,) the distinct items whose answer is final
+    (empty for a stochastic oracle); ``grouping`` the cached structures behind them.
+    """
+
+    group_of: np.ndarray
+    group_code: np.ndarray
+    response: np.ndarray
+    labelled: np.ndarray
+    labels: np.ndarray
+    grouping: _Grouping
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.group_code)
+
+    def expected(self, table: np.ndarray) -> np.ndarray:
+        """sum_y pi(y | g) table[code_g, y] per group, (G, m) from ``table`` (codes, C, m)."""
+        return np.einsum("gy,gym->gm", self.response, table[self.group_code])
+
+
+class _Grouping:
+    """Items grouped by (model block, code), with the sparse overlaps of groups and other
+    partitions (a sampler's cells, strata), built once per sampler and measure: O(N)."""
+
+    def __init__(self, block: np.ndarray, codes: np.ndarray, n_codes: int):
+        self.codes = codes
+        present, self.group_of = compact_codes(block * n_codes + codes)
+        self.group_block, self.group_code = present // n_codes, present % n_codes
+        self._overlaps: dict[int, tuple[np.ndarray, sparse.csr_matrix]] = {}
+
+    def overlap(self, other_of: np.ndarray) -> sparse.csr_matrix:
+        """Items per (group, part of ``other_of``), shape (G, parts)."""
+        cached = self._overlaps.get(id(other_of))
+        if cached is None or cached[0] is not other_of:
+            shape = (len(self.group_code), int(other_of.max()) + 1)
+            matrix = sparse.csr_matrix(
+                (np.ones(len(other_of)), (self.group_of, other_of)), shape=shape
+            )
+            cached = self._overlaps[id(other_of)] = (other_of, matrix)
+        return cached[1]
+
+
+def oracle_view(sampler, codes: np.ndarray, n_codes: int) -> OracleView:
+    """The oracle model for the intervals, grouped by the model's cells and the measure's codes.
+
+    Binary pools: the classifier's probabilities recalibrated on the answers
+    (``RecalibratedProbabilities``), on 64 quantile bins of logit p̂. Multi-class pools: the
+    sampler's own Dirichlet tree when it has one, else one fitted to its answers.
+    """
+    labelled, labels = final_answers(sampler)
+    pool = sampler.pool
+    grouping = _groupings.get(sampler)
+    if pool.n_classes == 2:
+        if grouping is None or grouping.codes is not codes:
+            calibration = RecalibratedProbabilities(pool.prob[:, 1])
+            grouping = _Grouping(calibration.bin_of, codes, n_codes)
+            grouping.model = calibration
+            _groupings[sampler] = grouping
+        calibration = grouping.model
+        calibration.fit(labelled, labels)
+        p1 = calibration.bin_probability()[grouping.group_block]
+        response = np.column_stack([1 - p1, p1])
+    else:
+        model = getattr(sampler, "model_", None)
+        if not isinstance(model, DirichletTreeModel):
+            model = _fitted_model(sampler, labelled, labels)
+        if grouping is None or grouping.codes is not codes:
+            grouping = _groupings[sampler] = _Grouping(model.partition.block, codes, n_codes)
+        response = model.response_[grouping.group_block]
+    return OracleView(grouping.group_of, grouping.group_code, response, labelled, labels, grouping)
+
+
+class RecalibratedProbabilities:
+    """p(y = 1 | x) = expit(a + b logit p̂(x)): the classifier's probabilities p̂, recalibrated
+    on the answers (Platt 1999 scaling in the logit of p̂; Kull et al. 2017's beta calibration
+    with equal shape parameters).
+
+    (a, b) is the MAP under a Gaussian prior centred on the identity map, a ~ N(0, 2^2),
+    b ~ N(1, 1): calibrated probabilities are kept until the answers contradict them, and
+    over- or under-confident ones are corrected by all answers together, which a per-block
+    model cannot do where a block has few labels. Answers are selected on x only, so the
+    conditional likelihood needs no importance weights. Items are grouped into 64 quantile
+    bins of logit p̂ (``bin_of``), evaluated at the bin's mean logit.
+    """
+
+    prior_sd = np.array([2.0, 1.0])
+    n_bins = 64
+
+    def __init__(self, p1: np.ndarray):
+        self.logit_ = logit(np.clip(p1, 1e-9, 1 - 1e-9))
+        edges = np.unique(np.quantile(self.logit_, np.linspace(0, 1, self.n_bins + 1)[1:-1]))
+        self.bin_of = np.searchsorted(edges, self.logit_, side="right")
+        counts = np.bincount(self.bin_of)
+        self.bin_logit_ = np.bincount(self.bin_of, self.logit_) / np.maximum(counts, 1)
+        self.coef_ = np.array([0.0, 1.0])
+        self._n_fitted = -1
+
+    def fit(self, items: np.ndarray, labels: np.ndarray) -> None:
+        """Newton's method on the log posterior (concave: a few steps)."""
+        if len(items) == self._n_fitted:
+            return
+        self._n_fitted = len(items)
+        X = np.column_stack([np.ones(len(items)), self.logit_[items]])
+        y = labels.astype(float)
+        precision = 1.0 / self.prior_sd**2
+        centre = np.array([0.0, 1.0])
+        coef = centre.copy()  # from the identity each time, so a replay gives the same fit
+        for _ in range(50):
+            p = expit(X @ coef)
+            gradient = X.T @ (y - p) - precision * (coef - centre)
+            hessian = (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
+            step = np.linalg.solve(hessian, gradient)
+            coef = coef + step
+            if np.max(np.abs(step)) < 1e-8:
+                break
+        self.coef_ = coef
+
+    def bin_probability(self) -> np.ndarray:
+        return expit(self.coef_[0] + self.coef_[1] * self.bin_logit_)
+
+
+def final_answers(sampler) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct items whose answer is final, in the order answered, and their labels."""
+    if hasattr(sampler, "_labelled_items"):  # importance sampling
+        if not sampler.deterministic:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        items = np.asarray(sampler._labelled_items, dtype=np.int64)
+    elif hasattr(sampler, "_order"):  # Bernoulli
+        items = np.asarray(sampler._order, dtype=np.int64)
+    else:  # stratified
+        items = sampler.labelled()[0]
+    return items, sampler.labels_[items]
+
+
+def _fitted_model(sampler, labelled, labels) -> DirichletTreeModel:
+    """A deterministic Dirichlet tree on the pool's CSF blocks (depth 8, fewer on a pool of
+    under 256 items) with the classifier's probabilities as prior, fitted to the answers in
+    one batch (so a replay of the log gives the same fit) and kept until they change."""
+    entry = _fitted_models.get(sampler)
+    if entry is None or entry[1] != len(labelled):
+        pool = sampler.pool
+        depth = int(min(8, np.floor(np.log2(max(pool.n_pool, 2)))))
+        partition = partition_pool(pool, depth=depth, branching=2)
+        model = DirichletTreeModel(partition, prior_from_probabilities(pool.prob, partition))
+        if len(labelled):
+            model.update(partition.block[labelled], labels)
+        entry = _fitted_models[sampler] = (model, len(labelled))
+    return entry[0]
+
+
+def projected_losses(measure: Measure, jacobian, n_codes: int, n_classes: int) -> np.ndarray:
+    """u = Dg(R) l(c, y) for every code, class and component, shape ``(codes, C, m)``."""
+    J = jacobian.toarray() if sparse.issparse(jacobian) else np.asarray(jacobian)
+    return measure.loss_table(n_codes, n_classes) @ np.nan_to_num(J).T
+
+
+def remainder_variance(view: OracleView, u: np.ndarray, n_pool: int) -> np.ndarray:
+    """Var_pi[(1/N) sum_{x unlabelled} u(x, y)] (m,): what the unlabelled items can still
+    add, independent Bernoulli (Poisson-binomial) answers under the model."""
+    counts = np.bincount(view.group_of, minlength=view.n_groups).astype(float)
+    counts -= np.bincount(view.group_of[view.labelled], minlength=view.n_groups)
+    spread = view.expected(u**2) - view.expected(u) ** 2
+    return counts @ np.maximum(spread, 0.0) / n_pool**2
+
+
+def stratified_variance(sampler, view: OracleView, u: np.ndarray, items, labels) -> np.ndarray:
+    """What the model adds (m,) to the Horvitz-Thompson stratified variance when each
+    stratum's S_h^2 is replaced by max(S_h^2, sigma_h^2 of the model)."""
+    stratum, size = sampler.stratum_, sampler.stratum_size_.astype(float)
+    H = len(size)
+    labelled_stratum = stratum[items]
+    n_h = np.bincount(labelled_stratum, minlength=H).astype(float)
+    answered = u[view.group_code[view.group_of[items]], labels]  # (n, m)
+    # the model's population moments of u per stratum: unlabelled items under pi, labelled
+    # ones at their answers
+    per_stratum = view.grouping.overlap(stratum).T  # (H, G) items
+    modelled = [view.expected(u), view.expected(u**2)]
+    first, second = (per_stratum @ table for table in modelled)
+    for moment, table, exact in zip(
+        (first, second), modelled, (answered, answered**2), strict=True
+    ):
+        np.add.at(moment, labelled_stratum, exact - table[view.group_of[items]])
+    model = np.maximum(second / size[:, None] - (first / size[:, None]) ** 2, 0.0)
+    # the sample's S_h^2 where a stratum has two labels or more
+    sums = np.zeros((H, u.shape[2]))
+    np.add.at(sums, labelled_stratum, answered)
+    mean = sums / np.maximum(n_h, 1)[:, None]
+    scatter = np.zeros((H, u.shape[2]))
+    np.add.at(scatter, labelled_stratum, (answered - mean[labelled_stratum]) ** 2)
+    sample = np.where(n_h[:, None] >= 2, scatter / np.maximum(n_h - 1, 1)[:, None], 0.0)
+    weight = size / size.sum()
+    coefficient = np.where(n_h > 0, weight**2 * (1 - n_h / size) / np.maximum(n_h, 1), 0.0)
+    return coefficient @ (np.maximum(sample, model) - sample)
+
+
+def measure_bounds(
+    measure: Measure, known_mass: np.ndarray, unlabelled: np.ndarray, n_pool: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The range of every component over all labellings of the unlabelled items, (m,) each.
+
+    ``known_mass`` (codes, C) counts the answers by code and class, ``unlabelled`` (codes,)
+    the items not yet labelled. For measures that are linear-fractional in the counts the
+    extremes lie where every code's unlabelled items share one class (vertices of the
+    feasible set); binary measures that are not (balanced accuracy, MCC, Fowlkes-Mallows)
+    are also evaluated on a grid of positive shares per code, a close inner approximation.
+    Where the vertices are too many (PR curves, many classes) the measure's natural range
+    is returned.
+    """
+    low, high = (np.full(measure.m, float(v)) for v in measure.value_range)
+    n_codes, C = known_mass.shape
+    if C**n_codes > _MAX_BOUND_VERTICES:
+        return low, high
+    table = measure.loss_table(n_codes, C)
+    masses = []
+    for assignment in itertools.product(range(C), repeat=n_codes):
+        mass = known_mass.astype(float).copy()
+        mass[np.arange(n_codes), assignment] += unlabelled
+        masses.append(mass)
+    if not measure.linear_fractional and C == 2 and n_codes == 2:
+        for f0, f1 in itertools.product(np.linspace(0, 1, _GRID_STEPS), repeat=2):
+            shares = np.array([[1 - f0, f0], [1 - f1, f1]])
+            masses.append(known_mass + unlabelled[:, None] * shares)
+    values = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for mass in masses:
+            risk = np.tensordot(mass, table, axes=([0, 1], [0, 1])) / n_pool
+            values.append(measure.g(risk) if measure.undefined_reason(risk) is None else None)
+    values = np.asarray([v for v in values if v is not None], dtype=float)
+    if len(values):
+        with np.errstate(invalid="ignore"):
+            found_low, found_high = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+        low = np.where(np.isfinite(found_low), np.maximum(low, found_low), low)
+        high = np.where(np.isfinite(found_high), np.minimum(high, found_high), high)
+    return low, high
