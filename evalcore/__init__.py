@@ -26,7 +26,15 @@ from .samplers import (
     StaticISSampler,
     smoothed_probabilities,
 )
-from .session import SAMPLER_NAMES, Session, SessionError, make_sampler, pool_fingerprint
+from .session import (
+    SAMPLER_NAMES,
+    ReplayError,
+    Session,
+    SessionError,
+    log_digest,
+    make_sampler,
+    pool_fingerprint,
+)
 from .simulate import Run, SimulationResult, run_once, simulate
 from .store import SessionConflict, Store, StoreError
 from .strata import Partition, csf_edges, equal_width_edges, partition_pool, stratify_scores
@@ -49,6 +57,7 @@ __all__ = [
     "Pool",
     "PoolValidationError",
     "Proposal",
+    "ReplayError",
     "Round",
     "Run",
     "SAMPLER_NAMES",
@@ -71,6 +80,7 @@ __all__ = [
     "frame_from_bytes",
     "get_measure",
     "kl_divergence",
+    "log_digest",
     "make_sampler",
     "optimal_proposal",
     "partition_pool",

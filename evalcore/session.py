@@ -21,7 +21,15 @@ from .pool import Pool
 from .samplers import AISSampler, OASISSampler, PassiveSampler, Proposal, StaticISSampler
 from .stratified import StratifiedSampler
 
-__all__ = ["Session", "make_sampler", "SAMPLER_NAMES", "SessionError", "pool_fingerprint"]
+__all__ = [
+    "Session",
+    "make_sampler",
+    "SAMPLER_NAMES",
+    "SessionError",
+    "pool_fingerprint",
+    "log_digest",
+    "ReplayError",
+]
 
 SAMPLER_NAMES = ("ais", "ais-1", "bernoulli", "is", "stratified", "neyman", "passive", "oasis")
 _FORMAT_VERSION = 1
@@ -29,6 +37,15 @@ _FORMAT_VERSION = 1
 
 class SessionError(ValueError):
     """A session cannot be built, replayed or loaded."""
+
+
+class ReplayError(SessionError):
+    """The answer at ``position`` (0-based) of a log does not fit the replay: the answers
+    before it replay; from it on the log is inconsistent."""
+
+    def __init__(self, message: str, position: int):
+        super().__init__(message)
+        self.position = position
 
 
 def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
@@ -62,6 +79,15 @@ def pool_fingerprint(pool: Pool) -> str:
     return digest.hexdigest()[:16]
 
 
+def log_digest(log) -> str:
+    """A short hash of an ordered answer log [(item, label), ...]: the exact state a write
+    is made against (two logs of one length differ in their digest)."""
+    digest = hashlib.sha256()
+    for item, label in log:
+        digest.update(f"{int(item)}:{int(label)};".encode())
+    return digest.hexdigest()[:16]
+
+
 def first_component(estimate: Estimate, confidence_level: float) -> tuple[float, float, float]:
     """The first component's value and interval (NaN when undefined), for a history."""
     if not estimate.defined:
@@ -91,8 +117,15 @@ class Session:
         """Rebuild the sampler from the seed and record ``answers`` again."""
         self.log = []
         self._rebuild()
-        for item, label in answers:
-            self.record(item, label)
+        for position, (item, label) in enumerate(answers):
+            try:
+                self.record(item, label)
+            except (SessionError, ValueError) as error:
+                raise ReplayError(
+                    f"answer {position + 1} of {len(answers)} (item {item}, label {label}) "
+                    f"does not fit the answers before it: {error}",
+                    position,
+                ) from None
 
     def _rebuild(self) -> None:
         options = dict(self.options)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .pool import ColumnMapping, Pool, frame_from_bytes
-from .session import Session
+from .session import Session, log_digest
 
 __all__ = ["Store", "StoreError", "SessionConflict", "mapping_to_json", "mapping_from_json"]
 
@@ -252,50 +252,72 @@ class Store:
             self.answers(session_id),
         )
 
-    def append_answer(self, session_id: str, position: int, item: int, label: int) -> None:
+    def append_answer(
+        self, session_id: str, position: int, item: int, label: int, expected: str | None = None
+    ) -> None:
         """Save the answer at ``position`` (0-based) in its own transaction.
 
-        Raises ``SessionConflict`` unless exactly ``position`` answers precede it (another
-        window answered or undid in the meantime), ``StoreError`` when the write fails.
+        ``expected`` is the digest (``session.log_digest``) of the log the answer was given
+        against; the write is refused with ``SessionConflict`` unless the saved log is exactly
+        that log (another window answered or undid in the meantime, even to the same length)
+        and has ``position`` answers. ``StoreError`` when the write fails.
         """
         with self._writing("your answer"), self._connect() as db:
-            inserted = db.execute(
-                """INSERT INTO answers (session_id, position, item, label, answered)
-                   SELECT ?, ?, ?, ?, ?
-                   WHERE (SELECT COUNT(*) FROM answers WHERE session_id = ?) = ?
-                     AND EXISTS (SELECT 1 FROM sessions WHERE id = ?)""",
-                (
-                    session_id,
-                    position,
-                    int(item),
-                    int(label),
-                    _now(),
-                    session_id,
-                    position,
-                    session_id,
-                ),
-            ).rowcount
-            if inserted != 1:
+            db.execute("BEGIN IMMEDIATE")  # the check and the insert see one state
+            saved = self._log(db, session_id)
+            exists = db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if (
+                exists is None
+                or len(saved) != position
+                or (expected is not None and log_digest(saved) != expected)
+            ):
                 raise SessionConflict(
                     "This session was changed in another tab or window (or deleted) since "
                     "this page loaded it; your last answer was not saved. The page now shows "
                     "the saved state: answer the item it shows."
                 )
+            db.execute(
+                "INSERT INTO answers (session_id, position, item, label, answered) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (session_id, position, int(item), int(label), _now()),
+            )
             db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (_now(), session_id))
 
-    def remove_last_answer(self, session_id: str, position: int) -> None:
-        """Undo: delete the answer at ``position``, which must be the last one saved."""
+    def remove_last_answer(
+        self, session_id: str, position: int, expected: str | None = None
+    ) -> None:
+        """Undo: delete the answer at ``position``, which must be the last one saved; with
+        ``expected``, only when the saved log is exactly the log with that digest (so a stale
+        window cannot delete another window's newest answer)."""
         with self._writing("the undo"), self._connect() as db:
-            removed = db.execute(
-                """DELETE FROM answers WHERE session_id = ? AND position = ?
-                   AND position = (SELECT MAX(position) FROM answers WHERE session_id = ?)""",
-                (session_id, position, session_id),
-            ).rowcount
-            if removed != 1:
+            db.execute("BEGIN IMMEDIATE")
+            saved = self._log(db, session_id)
+            if len(saved) != position + 1 or (
+                expected is not None and log_digest(saved) != expected
+            ):
                 raise SessionConflict(
                     "This session was changed in another tab or window since this page "
                     "loaded it; nothing was undone. The page now shows the saved state."
                 )
+            db.execute(
+                "DELETE FROM answers WHERE session_id = ? AND position = ?", (session_id, position)
+            )
+            db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (_now(), session_id))
+
+    @staticmethod
+    def _log(db, session_id: str) -> list[tuple[int, int]]:
+        rows = db.execute(
+            "SELECT item, label FROM answers WHERE session_id = ? ORDER BY position",
+            (session_id,),
+        ).fetchall()
+        return [(int(item), int(label)) for item, label in rows]
+
+    def truncate_answers(self, session_id: str, keep: int) -> None:
+        """Keep the first ``keep`` answers and delete the rest (a log that fails to replay)."""
+        with self._writing("the repair"), self._connect() as db:
+            db.execute(
+                "DELETE FROM answers WHERE session_id = ? AND position >= ?", (session_id, keep)
+            )
             db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (_now(), session_id))
 
     def delete_session(self, session_id: str) -> None:

@@ -138,10 +138,41 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
     if cached is not None and cached[0] == session_id and cached[1].n_labels == record.n_answers:
         return cached[1], record
     pool, _ = stored_pool(record.pool_key)
-    with st.spinner("Replaying the saved answers…"):
-        session = store().load_session(session_id, pool)
+    try:
+        with st.spinner("Replaying the saved answers…"):
+            session = store().load_session(session_id, pool)
+    except ec.ReplayError as error:
+        offer_repair(session_id, error)
+        return None
     st.session_state.open_session = (session_id, session)
     return session, record
+
+
+def offer_repair(session_id: str, error: ec.ReplayError) -> None:
+    """A saved log that no longer replays: say which answer, keep the ones before it on
+    request, and let the whole log be downloaded first."""
+    st.error(
+        plain(
+            f"The saved answers of this session cannot be replayed: {error} "
+            f"The first {error.position} answers are consistent."
+        )
+    )
+    log = store().answers(session_id)
+    csv = "position,item,label\n" + "".join(
+        f"{position},{item},{label}\n" for position, (item, label) in enumerate(log)
+    )
+    st.download_button(
+        "Download the whole answer log (CSV)",
+        csv,
+        file_name=f"answers-{session_id}.csv",
+        mime="text/csv",
+        key="repair_download",
+        on_click="ignore",
+    )
+    if st.button(f"Keep the first {error.position} answers and delete the rest", key="repair_keep"):
+        store().truncate_answers(session_id, error.position)
+        forget_open_session()
+        st.rerun()
 
 
 def require_session() -> tuple[str, ec.Session, ec.store.SessionRecord]:

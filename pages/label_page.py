@@ -51,30 +51,54 @@ def true_value(session: ec.Session) -> float | None:
     return cached[1]
 
 
-def save_answer(label: int, shown_item: int | None = None) -> None:
+CHANGED_ELSEWHERE = "Another tab or window changed this session since this one showed it; "
+SHOWS_SAVED = "This page now shows the saved state: answer the item it shows."
+
+
+def own_log() -> str | None:
+    """The digest of the log this window last showed (before any reload from the database)."""
+    cached = st.session_state.get("open_session")
+    if cached is None or cached[0] != session_id:
+        return None
+    return ec.log_digest(cached[1].log)
+
+
+def save_answer(label: int, shown_item: int | None = None, shown_log: str | None = None) -> None:
     """Save, then record: the answer reaches the database before the next item is shown.
 
-    ``shown_item`` is the item on screen when the key was pressed; a second press that
-    arrives before the next item is drawn is dropped instead of labelling an unseen item.
+    A press carries the item on screen and the digest of the log it was shown after (its
+    button's key names the answer's position, so a press made on an old screen reaches the
+    old button, never the next item's). The store refuses the write unless the saved log is
+    still that log; a press that arrives after this window already answered is dropped as a
+    repeat, and one that lost to another window is told so.
     """
+    own = own_log()
     opened = common.open_session(session_id)
     if opened is None:
         return
     session, _ = opened
     if session.done:
         return
-    proposal = session.next_item()
-    if shown_item is not None and proposal.item != shown_item:
+    current = ec.log_digest(session.log)
+    if shown_log is not None and shown_log != current:
         st.session_state.flash = (
             "A key was pressed again before the next item appeared; that press was ignored. "
             "Answer the item shown now."
+            if own != shown_log
+            else CHANGED_ELSEWHERE + "your answer was not saved. " + SHOWS_SAVED
         )
         return
+    proposal = session.next_item()
+    if shown_item is not None and proposal.item != shown_item:
+        st.session_state.flash = "That press was for an item no longer shown; it was ignored."
+        return
     try:
-        common.store().append_answer(session_id, session.n_labels, proposal.item, label)
-    except ec.SessionConflict as error:
+        common.store().append_answer(
+            session_id, session.n_labels, proposal.item, label, expected=current
+        )
+    except ec.SessionConflict:
         common.forget_open_session()
-        st.session_state.flash = str(error)
+        st.session_state.flash = CHANGED_ELSEWHERE + "your answer was not saved. " + SHOWS_SAVED
         return
     except ec.StoreError as error:
         st.session_state.flash = str(error)
@@ -82,13 +106,28 @@ def save_answer(label: int, shown_item: int | None = None) -> None:
     session.record(proposal.item, label)
 
 
-def undo() -> None:
+def undo(shown_log: str | None = None) -> None:
+    own = own_log()
     opened = common.open_session(session_id)
-    if opened is None or not opened[0].n_labels:
+    if opened is None:
         return
     session, _ = opened
+    current = ec.log_digest(session.log)
+    if shown_log is not None and shown_log != current:
+        st.session_state.flash = (
+            "Undo was pressed again before the page caught up; that press was ignored."
+            if own != shown_log
+            else CHANGED_ELSEWHERE + "nothing was undone. " + SHOWS_SAVED
+        )
+        return
+    if not session.n_labels:
+        return
     try:
-        common.store().remove_last_answer(session_id, session.n_labels - 1)
+        common.store().remove_last_answer(session_id, session.n_labels - 1, expected=current)
+    except ec.SessionConflict:
+        common.forget_open_session()
+        st.session_state.flash = CHANGED_ELSEWHERE + "nothing was undone. " + SHOWS_SAVED
+        return
     except ec.StoreError as error:
         common.forget_open_session()
         st.session_state.flash = str(error)
@@ -182,6 +221,7 @@ def labelling() -> None:
                 "Bernoulli sampling: the budget is the expected number of labels; the rounds "
                 "drawn decide the exact count. The estimate is valid at any point in a round."
             )
+        shown_log = ec.log_digest(session.log)
         if session.done:
             st.success("The label budget is used: the estimate and its interval are final.")
         else:
@@ -192,16 +232,17 @@ def labelling() -> None:
                 # Streamlit shows the shortcut key on the button itself.
                 buttons[code % len(buttons)].button(
                     common.class_label(session.pool, code),
-                    key=f"label_{code}",
+                    key=f"label_{code}_{session.n_labels}",
                     on_click=save_answer,
-                    args=(code, proposal.item),
+                    args=(code, proposal.item, shown_log),
                     shortcut=str(code + 1) if code < 9 else None,
                     width="stretch",
                 )
         st.button(
             "Undo last answer",
-            key="undo",
+            key=f"undo_{session.n_labels}",
             on_click=undo,
+            args=(shown_log,),
             shortcut="u",
             disabled=session.n_labels == 0,
         )

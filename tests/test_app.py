@@ -11,6 +11,15 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
+def answer_button(at, code):
+    """The answer button of class ``code`` (its key names the answer's position)."""
+    return next(b for b in at.button if b.key and b.key.startswith(f"label_{code}_"))
+
+
+def undo_button(at):
+    return next(b for b in at.button if b.key and b.key.startswith("undo_"))
+
+
 @pytest.fixture(autouse=True)
 def database(tmp_path, monkeypatch):
     path = tmp_path / "sessions.db"
@@ -61,13 +70,13 @@ def test_labelling_updates_the_estimate_and_undo_goes_back(database):
     assert progress(at) == "0 of 30 labels"
     assert at.query_params["session"]
     for _ in range(3):
-        at.button(key="label_1").click().run()
+        answer_button(at, 1).click().run()
     assert not at.exception
     assert progress(at) == "3 of 30 labels"
     at.button(key="auto").click().run()
     assert progress(at) == "13 of 30 labels"
     assert at.metric[0].value != "not yet defined"
-    at.button(key="undo").click().run()
+    undo_button(at).click().run()
     assert progress(at) == "12 of 30 labels"
     # every answer is in the database, in order
     store = ec.Store(database)
@@ -101,10 +110,10 @@ def test_item_content_is_shown_as_text_and_the_model_is_hidden_by_default():
 
 def test_label_buttons_say_what_0_and_1_mean_and_have_digit_shortcuts():
     at = started()
-    assert at.button(key="label_0").label == "Negative (0)"
-    assert at.button(key="label_1").label == "Positive (1)"
-    assert [at.button(key=f"label_{c}").proto.shortcut for c in (0, 1)] == ["1", "2"]
-    assert at.button(key="undo").proto.shortcut == "u"
+    assert answer_button(at, 0).label == "Negative (0)"
+    assert answer_button(at, 1).label == "Positive (1)"
+    assert [answer_button(at, c).proto.shortcut for c in (0, 1)] == ["1", "2"]
+    assert undo_button(at).proto.shortcut == "u"
 
 
 def test_an_undefined_estimate_shows_its_reason_instead_of_a_number():
@@ -117,7 +126,7 @@ def test_an_undefined_estimate_shows_its_reason_instead_of_a_number():
 def test_no_positive_found_yet_is_said_in_words_not_as_a_zero_width_interval():
     at = started("passive", sample="needle.csv.gz", measure="f1")
     for _ in range(10):
-        at.button(key="label_0").click().run()
+        answer_button(at, 0).click().run()
     captions = [c.value for c in at.caption]
     assert not any("interval: 0.000 to 0.000" in c for c in captions)
     assert any(c.startswith("No positive") and "may lie anywhere in [" in c for c in captions)
@@ -125,14 +134,14 @@ def test_no_positive_found_yet_is_said_in_words_not_as_a_zero_width_interval():
 
 def test_a_multiclass_pool_gets_one_button_per_class():
     at = started("ais", sample="sentiment3.csv", measure="macro_f1")
-    at.button(key="label_2").click().run()
+    answer_button(at, 2).click().run()
     assert not at.exception
     assert progress(at) == "1 of 30 labels"
 
 
 def test_saved_sessions_are_listed_resumed_and_deleted():
     at = started(budget=20)
-    at.button(key="label_0").click().run()
+    answer_button(at, 0).click().run()
     session_id = at.query_params["session"]
     start = app().run()
     assert "1 / 20 labels" in start.markdown[1].value or any(
@@ -284,3 +293,52 @@ def test_insight_pages_without_a_session_point_to_the_start_page():
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception
         assert "Open a session first" in at.info[0].value
+
+
+def second_window(session_id):
+    other = app()
+    other.query_params["session"] = session_id
+    other.switch_page("pages/label_page.py").run()
+    assert not other.exception, other.exception
+    return other
+
+
+def test_a_stale_window_can_neither_undo_nor_answer_over_another_windows_answer(database):
+    first = started("ais", budget=30)
+    answer_button(first, 0).click().run()
+    session_id = first.query_params["session"]
+    second = second_window(session_id)  # shows the second item, after answer 1
+    answer_button(first, 1).click().run()  # the first window answers it
+    saved = ec.Store(database).answers(session_id)
+    undo_button(second).click().run()  # stale: must not delete the first window's answer
+    assert ec.Store(database).answers(session_id) == saved
+    assert "Another tab or window changed this session" in errors(second)
+    answer_button(second, 0).click().run()  # now in step again: this answer is saved
+    assert len(ec.Store(database).answers(session_id)) == 3
+    stale = answer_button(first, 1)  # the first window still shows the old item
+    stale.click().run()
+    assert len(ec.Store(database).answers(session_id)) == 3
+    assert "Another tab or window changed this session" in errors(first)
+    # whatever happened, the saved log replays
+    pool, _ = ec.Store(database).load_pool(ec.Store(database).session_record(session_id).pool_key)
+    ec.Store(database).load_session(session_id, pool)
+
+
+def test_a_log_that_fails_to_replay_is_explained_and_can_be_cut_back(database):
+    at = started("ais", budget=30)
+    for _ in range(3):
+        answer_button(at, 0).click().run()
+    session_id = at.query_params["session"]
+    import sqlite3
+
+    with sqlite3.connect(database) as db:  # a corrupt log: answer 2 names another item
+        db.execute(
+            "UPDATE answers SET item = item + 1 WHERE session_id = ? AND position = 1",
+            (session_id,),
+        )
+    window = second_window(session_id)
+    assert "cannot be replayed" in errors(window) and "answer 2 of 3" in errors(window)
+    window.button(key="repair_keep").click().run()
+    assert not window.exception
+    assert len(ec.Store(database).answers(session_id)) == 1
+    assert progress(second_window(session_id)) == "1 of 30 labels"

@@ -155,3 +155,21 @@ def test_an_unwritable_database_path_gives_a_clear_error(tmp_path):
     (tmp_path / "file").write_text("not a directory")
     with pytest.raises(StoreError, match="cannot be opened.*EVAL_DB"):
         Store(tmp_path / "file" / "sessions.db")
+
+
+def test_a_write_against_another_log_of_the_same_length_is_refused(store):
+    # regression: the check compared answer counts only, so a stale window could append
+    # after an undo-and-reanswer elsewhere and leave a log that no longer replays
+    key, pool = stored_pool(store)
+    session = ec.Session(pool, "accuracy", "passive", seed=1)
+    sid = store.create_session(key, session)
+    first = session.next_item().item
+    store.append_answer(sid, 0, first, 0, expected=ec.log_digest([]))
+    seen_by_stale_window = ec.log_digest([(first, 0)])
+    store.remove_last_answer(sid, 0, expected=seen_by_stale_window)
+    store.append_answer(sid, 0, first, 1, expected=ec.log_digest([]))  # answered again: 1
+    with pytest.raises(SessionConflict):
+        store.append_answer(sid, 1, 3, 0, expected=seen_by_stale_window)
+    with pytest.raises(SessionConflict):
+        store.remove_last_answer(sid, 0, expected=seen_by_stale_window)
+    assert store.answers(sid) == [(first, 1)]
