@@ -66,9 +66,8 @@ def own_log() -> str | None:
 def save_answer(label: int, shown_item: int | None = None, shown_log: str | None = None) -> None:
     """Save, then record: the answer reaches the database before the next item is shown.
 
-    A press carries the item on screen and the digest of the log it was shown after (its
-    button's key names the answer's position, so a press made on an old screen reaches the
-    old button, never the next item's). The store refuses the write unless the saved log is
+    A press carries the item on screen and the digest of the log it was shown after. The
+    store refuses the write unless the saved log is
     still that log; a press that arrives after this window already answered is dropped as a
     repeat, and one that lost to another window is told so.
     """
@@ -232,7 +231,7 @@ def labelling() -> None:
                 # Streamlit shows the shortcut key on the button itself.
                 buttons[code % len(buttons)].button(
                     common.class_label(session.pool, code),
-                    key=f"label_{code}_{session.n_labels}",
+                    key=f"label_{code}",
                     on_click=save_answer,
                     args=(code, proposal.item, shown_log),
                     shortcut=str(code + 1) if code < 9 else None,
@@ -240,7 +239,7 @@ def labelling() -> None:
                 )
         st.button(
             "Undo last answer",
-            key=f"undo_{session.n_labels}",
+            key="undo",
             on_click=undo,
             args=(shown_log,),
             shortcut="u",
