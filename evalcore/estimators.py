@@ -8,9 +8,9 @@
 * Bernoulli: Horvitz-Thompson per round, combined over rounds (seed 004 App. E), with the
   unbiased Poisson-design variance and seed 004's Beta-fitted limits.
 
-``estimate`` adds what the oracle model knows about the unlabelled items (``intervals``): a
-model variance under which no standard error falls, the range the measure can still take,
-and, while the answers carry too little evidence for an interval, a caveat in words. Any
+``estimate`` adds what the oracle model knows about the unlabelled items (``intervals``): the
+variance they can still add, the range the measure can still take, and, while the answers
+carry too little evidence for an interval, a caveat in words. Any
 design's answers can be re-estimated for another measure (sample reuse, Sec. 3.3.1).
 """
 
@@ -208,6 +208,7 @@ def _from_risk(
     if reason is None and factor is None:
         kwargs["caveat"] = variance_reason or "the variance is not yet estimable"
     if reason is not None:
+        kwargs["caveat"] = reason
         # vector measures: components may be defined individually (e.g. a PR curve's tail)
         value = measure.g(risk) if m > 1 and not undefined else np.full(m, np.nan)
         return Estimate(
@@ -219,7 +220,7 @@ def _from_risk(
             measure.component_names,
             reason,
             measure.bounded,
-            caveat=reason,
+            **kwargs,
         )
     J = measure.jacobian(risk)
     if sparse.issparse(J):
@@ -433,16 +434,8 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
     view = intervals.oracle_view(sampler, codes, n_codes)
     known = np.zeros((n_codes, C))
     np.add.at(known, (codes[view.labelled], view.labels), 1.0)
-    unlabelled = np.bincount(codes, minlength=n_codes) - known.sum(axis=1)
+    unlabelled = view.grouping.code_count - known.sum(axis=1)
     bounds = intervals.measure_bounds(measure, known, unlabelled, pool.n_pool)
-    caveat = design.caveat
-    if caveat is None and len(view.labelled):
-        caveat = measure.evidence_reason(known)
-    elif caveat is None and isinstance(sampler, ImportanceSampler):  # a stochastic oracle
-        draws = sampler.draws()
-        answered = np.zeros((n_codes, C))
-        np.add.at(answered, (codes[draws.items], draws.labels), 1.0)
-        caveat = measure.evidence_reason(answered)
     model_variance = None
     if add_model and design.defined:
         u = intervals.projected_losses(measure, measure.jacobian(design.risk), n_codes, C)
@@ -451,13 +444,25 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
             model_variance = intervals.stratified_variance(sampler, view, u, items, labels)
         else:
             model_variance = intervals.remainder_variance(view, u, pool.n_pool)
-        if (
-            caveat == design.caveat
-            and design.factor is None
-            and np.all(np.isfinite(model_variance))
-        ):
-            caveat = None  # the model gives the variance the design cannot yet
+    if not design.defined:
+        caveat = design.caveat
+    else:
+        caveat = measure.evidence_reason(_answered(sampler, view, known, codes, n_codes, C))
+        modelled = model_variance is not None and np.all(np.isfinite(model_variance))
+        if caveat is None and design.factor is None and not modelled:
+            caveat = design.caveat  # neither the design nor the model gives a variance yet
     return replace(design, model_variance=model_variance, bounds=bounds, caveat=caveat)
+
+
+def _answered(sampler, view, known, codes, n_codes, C) -> np.ndarray:
+    """The answers by code and class (codes, C): the final ones, or with a stochastic oracle
+    every draw's."""
+    if not isinstance(sampler, ImportanceSampler) or sampler.deterministic:
+        return known
+    draws = sampler.draws()
+    answered = np.zeros((n_codes, C))
+    np.add.at(answered, (codes[draws.items], draws.labels), 1.0)
+    return answered
 
 
 def _model_predictions(pool, measure, codes, items):

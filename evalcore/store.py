@@ -225,11 +225,7 @@ class Store:
 
     def answers(self, session_id: str) -> list[tuple[int, int]]:
         with self._connect() as db:
-            rows = db.execute(
-                "SELECT item, label FROM answers WHERE session_id = ? ORDER BY position",
-                (session_id,),
-            ).fetchall()
-        return [(int(item), int(label)) for item, label in rows]
+            return self._log(db, session_id)
 
     def answer_times(self, session_id: str) -> list[str]:
         with self._connect() as db:

@@ -8,6 +8,7 @@ from conftest import synthetic_pool
 
 import evalcore as ec
 from evalcore import intervals
+from evalcore.simulate import coverage_interval
 
 LEVEL = 0.95
 REPEATS = 200
@@ -140,5 +141,19 @@ def test_recalibration_recovers_a_known_platt_map():
 
 def test_coverage_interval_is_wilsons():
     # Wilson (1927) for 190 of 200: centre (0.95 + z^2/400) / (1 + z^2/200)
-    low, high = ec.simulate.__globals__["coverage_interval"](np.r_[np.ones(190), np.zeros(10)])
+    low, high = coverage_interval(np.r_[np.ones(190), np.zeros(10)])
     assert low == pytest.approx(0.9102, abs=5e-4) and high == pytest.approx(0.9727, abs=5e-4)
+
+
+def test_a_design_without_its_own_variance_still_needs_a_positive_before_an_interval():
+    # regression: a stratified design with one label per stratum has no variance of its own;
+    # the model supplied one and the "no positive found yet" check was skipped
+    pool = synthetic_pool(n=3000, positive_rate=0.003, seed=2)
+    sampler = ec.make_sampler("stratified", pool, ec.get_measure("f1"), 0, n_strata=3)
+    for _ in range(3):  # the first pass: one label per stratum
+        sampler.record(pool.y_true[sampler.propose().item])
+    assert pool.y_true[sampler.labelled()[0]].sum() == 0  # this seed found no positive
+    estimate = ec.estimate(sampler)
+    assert estimate.defined and estimate.factor is None
+    assert estimate.caveat == "no positive found yet"
+    np.testing.assert_array_equal(estimate.confidence_interval(LEVEL), estimate.bounds)
