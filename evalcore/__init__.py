@@ -14,8 +14,7 @@ from .pool import (
     Pool,
     PoolValidationError,
     detect_mapping,
-    frame_from_bytes,
-    read_table,
+    pool_warnings,
 )
 from .samplers import (
     AISSampler,
@@ -39,6 +38,7 @@ from .simulate import Run, SimulationResult, run_once, simulate
 from .store import SessionConflict, Store, StoreError
 from .strata import Partition, csf_edges, equal_width_edges, partition_pool, stratify_scores
 from .stratified import StratifiedSampler
+from .tables import TableFormat, frame_from_bytes, read_table, table_format
 
 __all__ = [
     "AISSampler",
@@ -65,6 +65,7 @@ __all__ = [
     "SessionConflict",
     "SessionError",
     "Store",
+    "TableFormat",
     "StoreError",
     "SimulationResult",
     "StaticISSampler",
@@ -86,11 +87,13 @@ __all__ = [
     "partition_pool",
     "pool_fingerprint",
     "prior_from_probabilities",
+    "pool_warnings",
     "read_table",
     "run_once",
     "simulate",
     "smoothed_probabilities",
     "stratify_scores",
+    "table_format",
     "true_risk",
     "water_fill",
 ]

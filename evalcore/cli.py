@@ -1,7 +1,9 @@
-"""Command line: ``python -m evalcore simulate ...`` (see ``python -m evalcore simulate -h``).
+"""Command line: ``python -m evalcore simulate ...`` and ``python -m evalcore check ...``.
 
-Bad arguments exit with status 2 and a one-line message naming the problem; the last line
-printed to stdout on success is a one-line JSON summary at the full budget.
+``simulate`` runs a sampler repeatedly on a pool with true labels; the last line printed to
+stdout on success is a one-line JSON summary at the full budget. ``check`` validates a pool
+exactly as the app does and prints a short summary. Bad arguments and bad pools exit with
+status 2 and a message naming the problem and the fix, never a traceback.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .catalog import get_measure
 from .measures import MeasureError
-from .pool import ColumnMapping, Pool, PoolValidationError, detect_mapping, read_table
+from .pool import ColumnMapping, Pool, PoolValidationError, detect_mapping, pool_warnings
 from .simulate import simulate
+from .tables import read_table, table_format
 
 __all__ = ["main"]
 
@@ -84,12 +89,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="record every K-th label (default 1: every label)",
     )
     sim.add_argument("--out", help="write one row per (repeat, labels used) to this CSV")
+    check = commands.add_parser("check", help="validate a pool as the app does; summarise it")
+    check.add_argument("--pool", required=True, help="CSV, CSV.gz or Parquet file")
+    for name in ("score", "id", "pred", "prob", "label"):
+        check.add_argument(f"--{name}-column")
     return parser
 
 
-def _load_pool(args) -> Pool:
+def _read_pool(args) -> tuple[Pool, ColumnMapping, object]:
+    """The pool as the app builds it: detected columns, overridden by the flags."""
     path = Path(args.pool)
-    if not path.exists():
+    if not path.is_file():
         raise UsageError(f"--pool: the file {args.pool} does not exist")
     frame = read_table(path)
     try:
@@ -97,17 +107,55 @@ def _load_pool(args) -> Pool:
     except PoolValidationError:
         if not args.score_column:
             raise
-        detected = None
-    mapping = ColumnMapping(
-        score=args.score_column or detected.score,
-        id=detected.id if detected else None,
-        pred=args.pred_column or (detected.pred if detected else None),
-        prob=args.prob_column or (detected.prob if detected else None),
-        label=args.label_column or (detected.label if detected else None),
-    )
+        detected = ColumnMapping(score=None)
+    columns = {
+        name: getattr(args, f"{name}_column", None) or getattr(detected, name)
+        for name in ("score", "id", "pred", "prob", "label")
+    }
+    for name, column in columns.items():
+        if column is not None and not isinstance(column, tuple) and column not in frame.columns:
+            raise UsageError(
+                f"--{name}-column: the pool has no column {column!r} "
+                f"(its columns: {', '.join(map(str, frame.columns))})"
+            )
+    mapping = ColumnMapping(**columns, content=detected.content)
+    return Pool.from_dataframe(frame, mapping), mapping, table_format(frame)
+
+
+def _load_pool(args) -> Pool:
+    pool, mapping, _ = _read_pool(args)
     if mapping.label is None:
         raise UsageError("--label-column: the pool has no true-label column to simulate with")
-    return Pool.from_dataframe(frame, mapping)
+    return pool
+
+
+def run_check(args) -> list[str]:
+    """The summary lines of a valid pool, its warnings last."""
+    pool, mapping, table_format = _read_pool(args)
+    scores = mapping.score if isinstance(mapping.score, tuple) else (mapping.score,)
+    used = {
+        "score": ", ".join(map(str, scores)),
+        "id": mapping.id or "(row number)",
+        "predicted label": mapping.pred or "(from the score)",
+        "probability": mapping.prob or "(from the score)",
+        "true label": mapping.label or "(none)",
+        "content": ", ".join(map(str, mapping.content)) or "(none)",
+    }
+    predicted = np.bincount(pool.y_pred, minlength=pool.n_classes) / pool.n_pool
+    lines = [
+        f"ok: {args.pool}",
+        f"format: {table_format.describe() if table_format else 'unknown'}",
+        f"rows: {pool.n_pool}",
+        f"classes: {', '.join(map(str, pool.classes))}",
+    ]
+    if pool.n_classes == 2:
+        lines.append(f"predicted positive: {predicted[1]:.2%}")
+    else:
+        shares = ", ".join(f"{c} {s:.1%}" for c, s in zip(pool.classes, predicted, strict=True))
+        lines.append(f"predicted: {shares}")
+    lines += [f"{name} column: {column}" for name, column in used.items()]
+    lines += [f"warning: {text}" for text in pool_warnings(pool)]
+    return lines
 
 
 def run_simulate(args) -> dict:
@@ -135,6 +183,9 @@ def run_simulate(args) -> dict:
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if args.command == "check":
+            print("\n".join(run_check(args)))
+            return 0
         summary = run_simulate(args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -299,6 +299,30 @@ def _answer_draws(drawn: np.ndarray, answered: np.ndarray, deterministic: bool) 
     return first
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe_csv(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV text in which no cell runs as a spreadsheet formula: a text cell that
+    starts with = + - @, a tab or a carriage return (and is not a number) gets a leading
+    apostrophe, as OWASP recommends against CSV injection. Numeric columns are untouched."""
+
+    def neutral(value):
+        if isinstance(value, str) and value.startswith(_FORMULA_START):
+            try:
+                float(value)
+            except ValueError:
+                return "'" + value
+        return value
+
+    safe = frame.copy()
+    for column in safe.columns:
+        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
+            safe[column] = safe[column].map(neutral)
+    safe.columns = [neutral(str(c)) for c in safe.columns]
+    return safe.to_csv(index=False)
+
+
 def report(session: Session, confidence_level: float = 0.95, **context) -> dict:
     """The estimate report: measure, sampler, settings, seed, estimate, interval, labels used,
     plus ``context`` (e.g. pool name, session id)."""

@@ -8,15 +8,13 @@ optionally a true label (which enables simulation).
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, softmax
 
-__all__ = ["Pool", "ColumnMapping", "PoolValidationError", "detect_mapping", "read_table"]
+__all__ = ["Pool", "ColumnMapping", "PoolValidationError", "detect_mapping", "pool_warnings"]
 
 _ID_NAMES = ("item_id", "id", "uid", "key")
 _SCORE_NAMES = ("score", "scores", "margin", "decision", "logit")
@@ -162,34 +160,9 @@ class Pool:
         )
 
 
-def read_table(source) -> pd.DataFrame:
-    """Read CSV, gzipped CSV or Parquet from a path or a file-like object with a ``name``.
-
-    Parsed as data only: nothing is evaluated or unpickled.
-    """
-    name = str(getattr(source, "name", source)).lower()
-    try:
-        if name.endswith(".parquet") or name.endswith(".pq"):
-            return pd.read_parquet(source)
-        compression = "gzip" if name.endswith(".gz") else None
-        return pd.read_csv(source, compression=compression)
-    except pd.errors.EmptyDataError:
-        raise PoolValidationError(
-            "the file is empty.", "upload a CSV, CSV.gz or Parquet file with a header row."
-        ) from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
-        if isinstance(source, (str, Path)) and not Path(source).exists():
-            raise PoolValidationError(
-                f"the file {source} does not exist.", "check the path."
-            ) from None
-        raise PoolValidationError(
-            f"the file could not be parsed ({type(exc).__name__}: {str(exc)[:200]}).",
-            "upload a CSV (optionally gzipped) or a Parquet file.",
-        ) from None
-
-
-def detect_mapping(frame: pd.DataFrame) -> ColumnMapping:
-    """The obvious column mapping, by column name (case-insensitive)."""
+def detect_mapping(frame: pd.DataFrame, require_score: bool = True) -> ColumnMapping:
+    """The obvious column mapping, by column name (case-insensitive). Without a score column
+    it raises, or with ``require_score=False`` returns the other columns and score None."""
     lower = {str(c).lower(): c for c in frame.columns}
 
     def find(names):
@@ -199,7 +172,7 @@ def detect_mapping(frame: pd.DataFrame) -> ColumnMapping:
     score = find(_SCORE_NAMES)
     if score is None and len(per_class) >= 2:
         score = per_class
-    if score is None:
+    if score is None and require_score:
         raise PoolValidationError(
             "no score column was found (looked for: "
             + ", ".join(_SCORE_NAMES)
@@ -213,6 +186,12 @@ def detect_mapping(frame: pd.DataFrame) -> ColumnMapping:
         find(_LABEL_NAMES),
     )
     used = {id_col, pred, prob, label, *(score if isinstance(score, tuple) else (score,))}
+    if len(frame.columns) == 1 and score is None:
+        raise PoolValidationError(
+            f"the table has a single column, {str(frame.columns[0])[:60]!r}: its delimiter "
+            "was not recognised.",
+            "separate the columns with commas, semicolons, tabs or vertical bars.",
+        )
     content = tuple(
         c for c in frame.columns if c not in used and not pd.api.types.is_numeric_dtype(frame[c])
     )
@@ -342,8 +321,35 @@ def _class_codes(frame, column, classes) -> np.ndarray:
     return codes.to_numpy(dtype=np.int64)
 
 
-def frame_from_bytes(data: bytes, name: str) -> pd.DataFrame:
-    """Parse uploaded bytes (the app's entry point); ``name`` decides the format."""
-    buffer = io.BytesIO(data)
-    buffer.name = name
-    return read_table(buffer)
+def pool_warnings(pool: Pool) -> list[str]:
+    """What makes a valid pool a poor one to evaluate on, in plain words (may be empty)."""
+    found = []
+    scores = pool.binary_scores if pool.n_classes == 2 else pool.prob
+    if np.ptp(scores, axis=0).max() == 0:
+        found.append(
+            "Every item has the same score: the samplers cannot tell items apart, so they "
+            "sample at random and save no labels."
+        )
+    predicted = np.bincount(pool.y_pred, minlength=pool.n_classes)
+    if pool.n_classes == 2 and predicted[1] == 0:
+        found.append(
+            "The classifier predicts no item as positive: precision and F1 stay undefined. "
+            "Check the predicted-label column or the threshold."
+        )
+    elif pool.n_classes == 2 and predicted[0] == 0:
+        found.append(
+            "The classifier predicts every item as positive. Check the predicted-label "
+            "column or the threshold."
+        )
+    elif pool.n_classes > 2 and (predicted == 0).any():
+        missing = [str(pool.classes[c]) for c in np.flatnonzero(predicted == 0)]
+        found.append(f"No item is predicted as class {', '.join(missing)}.")
+    if pool.y_true is not None:
+        present = np.bincount(pool.y_true, minlength=pool.n_classes)
+        if (present == 0).any():
+            missing = [str(pool.classes[c]) for c in np.flatnonzero(present == 0)]
+            found.append(
+                f"The true-label column never holds class {', '.join(missing)}: simulations "
+                "on this pool cannot show how the measure behaves for it."
+            )
+    return found

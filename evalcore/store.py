@@ -18,8 +18,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .pool import ColumnMapping, Pool, frame_from_bytes
+from .pool import ColumnMapping, Pool
 from .session import Session, log_digest
+from .tables import frame_from_bytes
 
 __all__ = ["Store", "StoreError", "SessionConflict", "mapping_to_json", "mapping_from_json"]
 

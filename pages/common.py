@@ -132,7 +132,7 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
     try:
         record = store().session_record(session_id)
     except ec.StoreError as error:
-        st.error(str(error))
+        st.error(plain(error))
         return None
     cached = st.session_state.get("open_session")
     if cached is not None and cached[0] == session_id and cached[1].n_labels == record.n_answers:

@@ -121,7 +121,7 @@ if run:
                 progress=progress,
             )
         except (ec.MeasureError, ValueError) as error:
-            st.error(f"{common.SAMPLER_LABELS[sampler]} cannot run here: {error}")
+            st.error(f"{common.SAMPLER_LABELS[sampler]} cannot run here: {common.plain(error)}")
             continue
         finished_runs()[keys[sampler]] = result.summary()
     st.rerun()  # show the finished state (the run button above was drawn before the run)

@@ -38,7 +38,7 @@ log.to_parquet(parquet, index=False)
 one, two = st.columns(2)
 one.download_button(
     "Answer log (CSV)",
-    log.to_csv(index=False),
+    insight.spreadsheet_safe_csv(log),
     f"answers-{session_id}.csv",
     "text/csv",
     key="log_csv",
@@ -63,7 +63,7 @@ one.download_button(
 )
 two.download_button(
     "Report (CSV)",
-    pd.DataFrame(report_rows).to_csv(index=False),
+    insight.spreadsheet_safe_csv(pd.DataFrame(report_rows)),
     f"report-{session_id}.csv",
     "text/csv",
     key="report_csv",

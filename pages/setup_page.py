@@ -16,7 +16,7 @@ if key is None:
 try:
     pool, pool_name = common.stored_pool(key)
 except (ec.StoreError, ec.PoolValidationError) as error:
-    st.error(str(error))
+    st.error(common.plain(error))
     st.stop()
 
 st.caption(
@@ -98,7 +98,7 @@ if st.button("Start labelling", type="primary", key="start"):
         session = ec.Session(pool, measure_name, sampler, int(seed), int(budget), options)
         session_id = common.store().create_session(key, session, confidence)
     except (ec.MeasureError, ec.SessionError, ec.StoreError, ValueError) as error:
-        st.error(f"**The session cannot start.** {error}")
+        st.error(f"**The session cannot start.** {common.plain(error)}")
         st.stop()
     common.forget_open_session()
     st.switch_page("pages/label_page.py", query_params={"session": session_id})

@@ -30,7 +30,7 @@ def open_pool(name: str, file_name: str, data: bytes, mapping: ec.ColumnMapping)
 try:
     saved = common.store().sessions()
 except ec.StoreError as error:
-    st.error(str(error))
+    st.error(common.plain(error))
     st.stop()
 if saved:
     st.subheader("Resume a session")
@@ -81,32 +81,34 @@ st.caption(
     "class), optionally the predicted label, the classifier's probability, content to show "
     "while labelling, and a true-label column (which enables simulated labelling)."
 )
-upload = st.file_uploader("Pool file", type=["csv", "gz", "parquet", "pq"], key="upload")
+upload = st.file_uploader("Pool file", key="upload")  # any name: the content decides
 if upload is None:
     st.stop()
 
+file_name = common.plain(upload.name)
 try:
     frame = ec.frame_from_bytes(upload.getvalue(), upload.name)
 except ec.PoolValidationError as error:
-    st.error(f"**{upload.name} cannot be read.** {error}")
+    st.error(f"**{file_name} cannot be read.** {common.plain(error)}")
     st.stop()
-if frame.shape[1] == 0 or frame.shape[0] == 0:
-    st.error(f"**{upload.name} has no rows.** Upload a file with one row per pool item.")
-    st.stop()
+st.caption(f"{file_name}: read as {ec.table_format(frame).describe()}.")
 
 try:
     detected = ec.detect_mapping(frame)
 except ec.PoolValidationError as error:
-    st.warning(f"**{error.reason[0].upper()}{error.reason[1:]}** Choose it below. ({error.fix})")
-    detected = ec.ColumnMapping(score=None)
+    reason = common.plain(error.reason[0].upper() + error.reason[1:])
+    st.warning(f"**{reason}** Choose it below. ({common.plain(error.fix)})")
+    detected = ec.detect_mapping(frame, require_score=False)
 columns = [str(c) for c in frame.columns]
 NONE = "(none)"
+# widget keys carry the upload's id, so every upload starts from its own detected columns
+upload_key = upload.file_id
 
 
 def pick(label, default, key):
     options = [NONE, *columns]
     index = options.index(str(default)) if default is not None and str(default) in options else 0
-    choice = st.selectbox(label, options, index=index, key=key)
+    choice = st.selectbox(label, options, index=index, key=f"{key}_{upload_key}")
     return None if choice == NONE else choice
 
 
@@ -117,7 +119,7 @@ kind = st.radio(
     ["One score per item (binary)", "One score column per class"],
     index=1 if multi_default else 0,
     horizontal=True,
-    key="score_kind",
+    key=f"score_kind_{upload_key}",
 )
 left, right = st.columns(2)
 with left:
@@ -132,7 +134,10 @@ with left:
         default = list(detected.score) if multi_default else []
         score = tuple(
             st.multiselect(
-                "Score columns, one per class", columns, default=default, key="map_scores"
+                "Score columns, one per class",
+                columns,
+                default=default,
+                key=f"map_scores_{upload_key}",
             )
         )
         prob = None
@@ -145,7 +150,7 @@ with right:
         "Content shown while labelling",
         [c for c in columns if c not in used],
         default=[c for c in detected.content if c not in used],
-        key="map_content",
+        key=f"map_content_{upload_key}",
     )
 mapping = ec.ColumnMapping(
     score=score, id=item_id, pred=pred, prob=prob, label=label, content=tuple(content)
@@ -158,13 +163,17 @@ try:
         )
     pool = ec.Pool.from_dataframe(frame, mapping)
 except ec.PoolValidationError as error:
-    st.error(f"**This table cannot be used yet.** {error}")
+    st.error(f"**This table cannot be used yet.** {common.plain(error)}")
     if error.column is not None and error.rows:
         shown = frame.iloc[error.rows[:10]]
-        st.caption(f"The first offending rows (data rows, counted from 0) of `{error.column}`:")
+        st.caption(
+            f"The first offending rows (data rows, counted from 0) of {common.plain(error.column)}:"
+        )
         st.dataframe(shown, width="stretch")
     st.stop()
 
+for warning in ec.pool_warnings(pool):
+    st.warning(common.plain(warning))
 st.markdown("**Preview**")
 a, b, c, d = st.columns(4)
 a.metric("Items", f"{pool.n_pool:,}")
@@ -189,4 +198,4 @@ if st.button("Use this pool", type="primary", key="use_upload"):
     try:
         open_pool(upload.name.rsplit(".", 1)[0], upload.name, upload.getvalue(), mapping)
     except ec.StoreError as error:
-        st.error(str(error))
+        st.error(common.plain(error))

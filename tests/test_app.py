@@ -179,28 +179,7 @@ def upload(content: bytes, name="pool.csv"):
     return at
 
 
-BAD_UPLOADS = {
-    "empty": (b"", "file is empty"),
-    "header only": (b"item_id,score,label\n", "no rows"),
-    "one row": (b"item_id,score,label\n1,0.5,1\n", "single row"),
-    "no score column": (b"item_id,colour,label\n1,red,1\n2,blue,0\n", "no score column"),
-    "NaN scores": (
-        b"item_id,score,label\n1,0.5,1\n2,,0\n3,nan,0\n4,-1,0\n",
-        "score",
-    ),
-    "duplicate ids": (b"item_id,score,label\n1,0.5,1\n1,0.2,0\n2,-1,0\n", "duplicate"),
-    "unknown labels": (b"item_id,score,label\n1,0.5,1\n2,0.2,maybe\n3,-1,0\n", "maybe"),
-    "not a table": (b"\x89PNG\r\n\x1a\n\x00\x00binary", "could not be parsed"),
-}
-
-
-@pytest.mark.parametrize("case", list(BAD_UPLOADS))
-def test_a_bad_upload_gets_a_message_that_names_the_problem(case):
-    content, expected = BAD_UPLOADS[case]
-    at = upload(content)
-    shown = errors(at) + " ".join(w.value for w in at.warning)
-    assert expected in shown, shown
-    assert not any(b.key == "use_upload" for b in at.button)
+# bad uploads: the hostile corpus in test_uploads.py
 
 
 def test_the_offending_rows_are_shown():

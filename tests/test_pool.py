@@ -105,10 +105,3 @@ def test_empty_file_is_reported_not_raised_as_a_parser_error(tmp_path):
     path.write_text("")
     with pytest.raises(ec.PoolValidationError, match="empty"):
         ec.read_table(path)
-
-
-def test_unparseable_parquet_is_reported(tmp_path):
-    path = tmp_path / "broken.parquet"
-    path.write_bytes(b"not parquet at all")
-    with pytest.raises(ec.PoolValidationError, match="could not be parsed"):
-        ec.read_table(path)
