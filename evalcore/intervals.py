@@ -157,7 +157,9 @@ class RecalibratedProbabilities:
         self._n_fitted = -1
 
     def fit(self, items: np.ndarray, labels: np.ndarray) -> None:
-        """Newton's method on the log posterior (concave: a few steps)."""
+        """Newton's method with step halving on the log posterior (concave, so it converges
+        from any start; plain Newton steps can overshoot into saturation and diverge when the
+        answers are nearly separable in logit p̂)."""
         if len(items) == self._n_fitted:
             return
         self._n_fitted = len(items)
@@ -165,13 +167,24 @@ class RecalibratedProbabilities:
         y = labels.astype(float)
         precision = 1.0 / self.prior_sd**2
         centre = np.array([0.0, 1.0])
+
+        def log_posterior(coef):
+            eta = X @ coef
+            return y @ eta - np.logaddexp(0.0, eta).sum() - 0.5 * precision @ (coef - centre) ** 2
+
         coef = centre.copy()  # from the identity each time, so a replay gives the same fit
-        for _ in range(50):
+        current = log_posterior(coef)
+        for _ in range(100):
             p = expit(X @ coef)
             gradient = X.T @ (y - p) - precision * (coef - centre)
             hessian = (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
             step = np.linalg.solve(hessian, gradient)
-            coef = coef + step
+            while True:
+                trial = log_posterior(coef + step)
+                if trial >= current - 1e-12 or np.max(np.abs(step)) < 1e-10:
+                    break
+                step = step / 2
+            coef, current = coef + step, trial
             if np.max(np.abs(step)) < 1e-8:
                 break
         self.coef_ = coef

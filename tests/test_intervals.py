@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 from conftest import synthetic_pool
+from scipy import optimize
 
 import evalcore as ec
 from evalcore import intervals
@@ -137,6 +138,34 @@ def test_recalibration_recovers_a_known_platt_map():
     calibration.fit(np.arange(len(z)), y)
     # 20,000 answers: the MAP is within a few standard errors (about 0.02) of the truth
     np.testing.assert_allclose(calibration.coef_, [-1.0, 0.5], atol=0.08)
+
+
+def test_recalibration_finds_the_map_where_plain_newton_diverged():
+    # Regression: over-confident probabilities (reported logit = 3 x true logit) with answers
+    # mostly where p̂ is high, as Neyman allocation gives them; plain Newton steps from the
+    # identity overshot into saturation and ended at (a, b) = (-7592, 28337).
+    rng = np.random.default_rng(3)
+    true_logit = np.r_[rng.normal(1.0, 1.5, 1800), rng.normal(-9.0, 2.0, 200)]
+    p1 = 1 / (1 + np.exp(-3 * true_logit))
+    y = (rng.random(len(p1)) < 1 / (1 + np.exp(-true_logit))).astype(int)
+    calibration = intervals.RecalibratedProbabilities(p1)
+    calibration.fit(np.arange(len(p1)), y)
+    x = calibration.logit_
+    prior_sd = calibration.prior_sd
+
+    def negative_log_posterior(coef):
+        eta = coef[0] + coef[1] * x
+        prior = ((coef - [0.0, 1.0]) / prior_sd) ** 2 / 2
+        return np.sum(np.logaddexp(0, eta) - y * eta) + prior.sum()
+
+    reference = optimize.minimize(
+        negative_log_posterior,
+        [0.0, 0.3],
+        method="Nelder-Mead",
+        options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 4000},
+    ).x
+    np.testing.assert_allclose(calibration.coef_, reference, atol=1e-4)
+    assert 0.2 < calibration.coef_[1] < 0.5  # about 1/3: the over-confidence is undone
 
 
 def test_coverage_interval_is_wilsons():
