@@ -2,6 +2,13 @@
 
 Everything that changes with an answer lives in one fragment, so a label key reruns only
 the fragment. Each answer is saved to the database before the next item is shown.
+
+A press is bound to the item on screen twice over. In the browser, ``PRESS_GUARD`` drops key
+auto-repeat and any answer or undo press (key or click) made while the item that an earlier
+press answered is still shown, or within 200 ms of a new item appearing (faster than anyone
+reacts to it): the expert has not seen the next item yet. On the server,
+every press carries the item it was shown with and the digest of the log, and the store
+refuses a write made against any other log.
 """
 
 from __future__ import annotations
@@ -50,6 +57,57 @@ def true_value(session: ec.Session) -> float | None:
         st.session_state.true_value = cached
     return cached[1]
 
+
+# Our own constant script (no user input in it): runs in the page, in the capture phase of
+# window, so it sees a press before Streamlit's shortcut and button handlers do.
+PRESS_GUARD = """
+<script>
+(() => {
+  if (window.__evalPressGuard) return;
+  window.__evalPressGuard = true;
+  const HOLD_MS = 2500;  // an answered item still on screen this long after: let a press by
+  const MIN_SEEN_MS = 200;  // quicker than a human can react to a new item
+  const ANSWER = '[class*="st-key-label_"] button, .st-key-undo button';
+  const shownItem = () => {
+    const heading = [...document.querySelectorAll("h4")].find(
+      (h) => h.textContent.startsWith("Item "));
+    return heading ? heading.textContent : null;
+  };
+  let last = null;
+  let shown = shownItem();
+  window.__evalItemShownAt = performance.now();
+  new MutationObserver(() => {
+    const now = shownItem();
+    if (now !== shown) {
+      shown = now;
+      window.__evalItemShownAt = performance.now();
+    }
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  const labelling = () => document.querySelector('[class*="st-key-label_"]') !== null;
+  const tooSoon = () => {
+    const now = performance.now();
+    if (now - window.__evalItemShownAt < MIN_SEEN_MS) return true;
+    return last !== null && shownItem() === last.item && now - last.at < HOLD_MS;
+  };
+  const drop = (event) => { event.preventDefault(); event.stopImmediatePropagation(); };
+  const remember = () => { last = { item: shownItem(), at: performance.now() }; };
+  window.addEventListener("keydown", (event) => {
+    if (!labelling() || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (!/^[1-9u]$/i.test(event.key)) return;
+    const target = event.target;
+    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(
+      target.tagName))) return;
+    if (event.repeat || tooSoon()) return drop(event);
+    remember();
+  }, true);
+  window.addEventListener("click", (event) => {
+    if (!event.target.closest || !event.target.closest(ANSWER)) return;
+    if (tooSoon()) return drop(event);
+    remember();
+  }, true);
+})();
+</script>
+"""
 
 CHANGED_ELSEWHERE = "Another tab or window changed this session since this one showed it; "
 SHOWS_SAVED = "This page now shows the saved state: answer the item it shows."
@@ -298,4 +356,5 @@ st.toggle(
     key="show_model",
     help="Hidden by default so that the model does not anchor your answer.",
 )
+st.html(PRESS_GUARD, unsafe_allow_javascript=True)
 labelling()

@@ -96,9 +96,14 @@ def wait_for_progress(page, labels: int, budget: int) -> None:
 
 
 def wait_until_idle(page, timeout_ms: float = 60_000) -> None:
-    """Wait until no script run is in progress (Streamlit's running indicator is gone);
-    a key pressed during a full-page run is not delivered to the fragment."""
+    """Wait until no script run is in progress (Streamlit's running indicator is gone; a key
+    pressed during a full-page run is not delivered to the fragment), no element is still
+    stale (a fragment shows its new progress before its new item), and the label page's
+    item has been on screen long enough for its press guard to take a press."""
     page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stStatusWidget\"]') === null",
+        "() => document.querySelector('[data-testid=\"stStatusWidget\"]') === null"
+        " && document.querySelector('[data-stale=\"true\"]') === null"
+        " && (window.__evalItemShownAt === undefined"
+        " || performance.now() - window.__evalItemShownAt > 250)",
         timeout=timeout_ms,
     )

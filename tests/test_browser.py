@@ -109,3 +109,67 @@ def test_the_pr_explorer_slider_moves_the_readout(tmp_path):
         wait_until_idle(page)
         moved = page.get_by_test_id("stMetricLabel").first.inner_text()
         assert moved != readout and moved.startswith("Precision at ")
+
+
+def saved_answers(database) -> list[tuple[int, int]]:
+    store = ec.Store(database)
+    (record,) = store.sessions()
+    return store.answers(record.id)
+
+
+def shown_item(page) -> str:
+    return page.locator("h4").filter(has_text="Item ").first.inner_text()
+
+
+def test_a_repeated_press_never_answers_an_item_not_yet_seen(tmp_path):
+    """Regression: two presses 20-120 ms apart, key auto-repeat or a double click saved a
+    second answer for the next item while the old one was still on screen."""
+    database = tmp_path / "sessions.db"
+    with running_app(database) as url, chromium_page() as page:
+        start_demo_session(page, url)
+        body = page.locator("body")
+        presses = [
+            lambda: (page.keyboard.press("1"), page.keyboard.press("1")),
+            lambda: (body.press("2"), page.wait_for_timeout(120), body.press("2")),
+            lambda: (page.keyboard.down("1"), page.keyboard.down("1"), page.keyboard.up("1")),
+            lambda: page.get_by_role("button", name="Positive").first.dblclick(),
+        ]
+        for count, press in enumerate(presses, start=1):
+            wait_until_idle(page)
+            before = shown_item(page)
+            press()
+            wait_for_progress(page, count, 500)
+            wait_until_idle(page)
+            page.wait_for_timeout(1500)  # a second answer would have been saved by now
+            assert len(saved_answers(database)) == count
+            assert shown_item(page) != before
+        # a single press on the new item is taken at once
+        body.press("1")
+        wait_for_progress(page, len(presses) + 1, 500)
+        assert len(saved_answers(database)) == len(presses) + 1
+
+
+def test_a_stale_window_cannot_undo_or_answer_over_another(tmp_path):
+    """Regression: a window that fell behind undid another window's newest answer."""
+    database = tmp_path / "sessions.db"
+    with running_app(database) as url, chromium_page() as first:
+        start_demo_session(first, url)
+        wait_until_idle(first)
+        first.locator("body").press("1")
+        wait_for_progress(first, 1, 500)
+        second = first.context.browser.new_page(viewport={"width": 1400, "height": 900})
+        second.goto(first.url)
+        wait_for_progress(second, 1, 500)
+        wait_until_idle(second)
+        second.locator("body").press("1")
+        wait_for_progress(second, 2, 500)
+        # the first window still shows one answer and the item after it
+        wait_until_idle(first)
+        first.locator("body").press("u")
+        first.get_by_text("Another tab or window changed this session").wait_for()
+        assert len(saved_answers(database)) == 2
+        wait_for_progress(first, 2, 500)  # it now shows the saved state
+        wait_until_idle(first)
+        first.locator("body").press("2")
+        wait_for_progress(first, 3, 500)
+        assert [label for _, label in saved_answers(database)] == [0, 0, 1]

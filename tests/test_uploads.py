@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import evalcore as ec
 from evalcore import insight
 from evalcore.cli import main
 from tests.hostile_pools import corpus, write_corpus
-from tests.test_app import errors, upload
+from tests.test_app import app, errors, upload
 
 LIMITS = {"EVALCORE_MAX_ROWS": "2000", "EVALCORE_MAX_MB": "10"}
 CORPUS = corpus()
@@ -158,3 +159,38 @@ def test_exported_csv_cells_never_run_as_formulas():
     assert all(value.startswith("'=HYPERLINK(") for value in back.item_id)
     assert list(back.note) == ["'+1+1", "-5", "'@SUM(A1)"]  # a number stays a number
     pd.testing.assert_series_equal(back.label, log.label)
+
+
+MARKDOWN_PAYLOADS = [
+    "[Session expired - click here](https://evil.example/login)",
+    "![t](https://evil.example/pixel.png)",
+    "<img src=https://evil.example/x.png onerror=alert(1)>",
+    ":red[**urgent**] `code` # heading",
+]
+PAGES = [
+    "pages/label_page.py",
+    "pages/convergence_page.py",
+    "pages/measures_page.py",
+    "pages/compare_page.py",
+    "pages/export_page.py",
+    "pages/pr_explorer_page.py",
+]
+
+
+def rendered_markdown(at) -> str:
+    """Every Markdown source the page sent: messages, captions, text and headings."""
+    kinds = ("error", "warning", "info", "success", "caption", "markdown", "title", "subheader")
+    return " ".join(str(element.value) for kind in kinds for element in at.get(kind))
+
+
+@pytest.mark.parametrize("payload", MARKDOWN_PAYLOADS)
+@pytest.mark.parametrize("page", PAGES)
+def test_a_hostile_session_parameter_is_shown_as_text_on_every_page(page, payload):
+    at = app()
+    at.query_params["session"] = payload
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    shown = rendered_markdown(at)
+    for raw in ("](https://evil", "<img", ":red[", "`code`"):
+        # every special character arrives escaped: none without a backslash before it
+        assert not re.search("(?<!\\\\)" + re.escape(raw), shown), shown
