@@ -7,9 +7,13 @@ server asked for such a path would run the file alone in Streamlit's pages-direc
 
 import streamlit as st
 
+from pages import access
+
 st.set_page_config(
     page_title="Label-efficient evaluation", page_icon=":material/target:", layout="wide"
 )
+if not access.allowed():  # off unless .streamlit/secrets.toml turns it on (see pages/access.py)
+    st.stop()
 
 navigation = st.navigation(
     {

@@ -25,9 +25,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_app(database: Path, timeout: float = 60.0):
-    """Start ``streamlit run app.py`` on a free port with ``EVAL_DB=database``; yields the
-    base URL and stops the server afterwards."""
+def running_app(database: Path, timeout: float = 60.0, secrets: Path | None = None):
+    """Start ``streamlit run app.py`` on a free port with ``EVAL_DB=database`` (and the
+    secrets file ``secrets``, if given); yields the base URL and stops the server afterwards."""
     port = free_port()
     env = {**os.environ, "EVAL_DB": str(database), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
     server = subprocess.Popen(
@@ -40,6 +40,7 @@ def running_app(database: Path, timeout: float = 60.0):
             "--server.headless=true",
             f"--server.port={port}",
             "--server.address=127.0.0.1",
+            *([f"--secrets.files={secrets}"] if secrets else []),
         ],
         cwd=ROOT,
         env=env,

@@ -321,3 +321,43 @@ def test_a_log_that_fails_to_replay_is_explained_and_can_be_cut_back(database):
     assert not window.exception
     assert len(ec.Store(database).answers(session_id)) == 1
     assert progress(second_window(session_id)) == "1 of 30 labels"
+
+
+def test_the_app_is_open_without_secrets():
+    at = app().run()
+    assert not at.exception
+    assert not any(t.key == "access_password" for t in at.text_input)
+    assert any(b.key.startswith("sample_") for b in at.button)
+
+
+def test_a_shared_password_from_secrets_guards_the_app():
+    at = app()
+    at.secrets["access"] = {"password": "correct horse"}
+    at.run()
+    assert not at.exception
+    assert not any(b.key.startswith("sample_") for b in at.button)
+    at.text_input(key="access_password").input("wrong")
+    at.button[0].click().run()
+    assert "not right" in errors(at)
+    assert not any(b.key.startswith("sample_") for b in at.button)
+    at.text_input(key="access_password").input("correct horse")
+    at.button[0].click().run()
+    assert not at.exception
+    assert not any(t.key == "access_password" for t in at.text_input)
+    at.switch_page("pages/start_page.py").run()
+    assert any(b.key.startswith("sample_") for b in at.button)
+
+
+def test_an_oidc_login_is_asked_for_when_auth_is_configured():
+    at = app()
+    at.secrets["auth"] = {
+        "redirect_uri": "http://localhost:8501/oauth2callback",
+        "cookie_secret": "x" * 32,
+        "client_id": "id",
+        "client_secret": "secret",
+        "server_metadata_url": "https://login.example/.well-known/openid-configuration",
+    }
+    at.run()
+    assert not at.exception, at.exception
+    assert any(b.key == "login" for b in at.button)
+    assert not any(b.key.startswith("sample_") for b in at.button)

@@ -173,3 +173,18 @@ def test_a_stale_window_cannot_undo_or_answer_over_another(tmp_path):
         first.locator("body").press("2")
         wait_for_progress(first, 3, 500)
         assert [label for _, label in saved_answers(database)] == [0, 0, 1]
+
+
+def test_a_shared_password_guards_every_page_of_a_real_server(tmp_path):
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('[access]\npassword = "correct horse"\n')
+    database = tmp_path / "sessions.db"
+    with running_app(database, secrets=secrets) as url, chromium_page() as page:
+        for path in ("", "/label?session=x", "/export", "/compare"):
+            page.goto(url + path)
+            page.get_by_label("Password", exact=True).wait_for()
+            assert page.get_by_role("button", name="Open").count() == 0
+        page.goto(url)
+        page.get_by_label("Password", exact=True).fill("correct horse")
+        page.get_by_role("button", name="Enter").click()
+        page.get_by_role("button", name="Open").first.wait_for()
