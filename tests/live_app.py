@@ -24,11 +24,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@contextmanager
-def running_app(database: Path, timeout: float = 60.0, secrets: Path | None = None):
-    """Start ``streamlit run app.py`` on a free port with ``EVAL_DB=database`` (and the
-    secrets file ``secrets``, if given); yields the base URL and stops the server afterwards."""
-    port = free_port()
+def start_server(database: Path, port: int, secrets: Path | None = None, timeout=60.0):
+    """``streamlit run app.py`` on ``port`` with ``EVAL_DB=database`` (and the secrets file
+    ``secrets``, if given), once it answers its health check."""
     env = {**os.environ, "EVAL_DB": str(database), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
     server = subprocess.Popen(
         [
@@ -47,27 +45,41 @@ def running_app(database: Path, timeout: float = 60.0, secrets: Path | None = No
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "the Streamlit server did not start: " + server.stderr.read().decode()
-                    ) from None
-                time.sleep(0.2)
-        yield url
-    finally:
-        server.terminate()
+    deadline = time.monotonic() + timeout
+    while True:
         try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/_stcore/health", timeout=2
+            ) as response:
+                if response.status == 200:
+                    return server
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                raise RuntimeError(
+                    "the Streamlit server did not start: " + server.stderr.read().decode()
+                ) from None
+            time.sleep(0.2)
+
+
+def stop_server(server) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+@contextmanager
+def running_app(database: Path, timeout: float = 60.0, secrets: Path | None = None):
+    """A server as ``start_server`` makes it on a free port; yields the base URL and stops
+    the server afterwards."""
+    port = free_port()
+    server = start_server(database, port, secrets, timeout)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_server(server)
 
 
 @contextmanager

@@ -2,10 +2,20 @@
 undo, label on."""
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
-from live_app import CHROMIUM, chromium_page, running_app, wait_for_progress, wait_until_idle
+from live_app import (
+    CHROMIUM,
+    chromium_page,
+    free_port,
+    running_app,
+    start_server,
+    stop_server,
+    wait_for_progress,
+    wait_until_idle,
+)
 
 import evalcore as ec
 
@@ -188,3 +198,44 @@ def test_a_shared_password_guards_every_page_of_a_real_server(tmp_path):
         page.get_by_label("Password", exact=True).fill("correct horse")
         page.get_by_role("button", name="Enter").click()
         page.get_by_role("button", name="Open").first.wait_for()
+
+
+def test_answers_survive_a_killed_server(tmp_path):
+    """kill -9 while labelling by keyboard, restart, reload: every acknowledged answer is
+    there once, and the resumed estimate is the one on screen before the kill."""
+    database = tmp_path / "sessions.db"
+    port = free_port()
+    server = start_server(database, port)
+    try:
+        with chromium_page() as page:
+            start_demo_session(page, f"http://127.0.0.1:{port}")
+            path = page.url.split(str(port), 1)[1]
+            acknowledged = 0
+            for _cycle in range(3):
+                for _ in range(4):
+                    wait_until_idle(page)
+                    page.locator("body").press("1")
+                    acknowledged += 1
+                    wait_for_progress(page, acknowledged, 500)
+                wait_until_idle(page)
+                shown = page.get_by_test_id("stMetricValue").first.inner_text()
+                page.locator("body").press("2")  # may or may not be saved before the kill
+                server.send_signal(signal.SIGKILL)
+                server.wait()
+                answers = saved_answers(database)
+                assert len(answers) in (acknowledged, acknowledged + 1)
+                if len(answers) == acknowledged + 1:
+                    acknowledged += 1
+                    shown = None  # the estimate on screen may not have caught up
+                server = start_server(database, port)
+                page.goto(f"http://127.0.0.1:{port}{path}")
+                wait_for_progress(page, acknowledged, 500)
+                assert saved_answers(database)[: len(answers)] == answers
+                estimate = saved_estimate(database)
+                if shown is not None:
+                    assert estimate == shown
+                wait_for_estimate(page, estimate)
+            items = [item for item, _ in saved_answers(database)]
+            assert len(items) == len(set(items)) == acknowledged
+    finally:
+        stop_server(server)
