@@ -250,11 +250,13 @@ def estimate_is(
     measure: Measure,
     n_labels: int,
     variance: str = "martingale",
+    count: np.ndarray | None = None,
 ) -> Estimate:
     """Importance-sampling estimate from ``n`` draws: R = (1/n) sum_j w_j l_j (seed 003 eq. 1).
 
-    ``losses`` (n, d) at the drawn items and answers; ``weight`` (n,) = p(x_j)/q_{j-1}(x_j);
-    ``q_now`` (n,) the latest proposal q_N(x_j). ``variance`` selects the covariance of R:
+    ``losses`` (k, d) at the drawn items and answers; ``weight`` (k,) = p(x_j)/q_{j-1}(x_j);
+    ``q_now`` (k,) the latest proposal q_N(x_j); ``count`` (k,) how many identical draws each
+    row stands for (default one each; n = count.sum()). ``variance`` selects the covariance:
 
     * ``"plugin"``: seed 003 Sec. 3.3.2, the asymptotic covariance under the latest proposal,
       [(1/n) sum_j p(x_j)^2 l_j l_j' / (q_N(x_j) q_{j-1}(x_j)) - R R'] / n;
@@ -265,26 +267,28 @@ def estimate_is(
     """
     if variance not in ("martingale", "plugin"):
         raise ValueError(f"`variance` must be 'martingale' or 'plugin', got {variance!r}.")
-    n = len(weight)
+    count = np.ones(len(weight)) if count is None else np.asarray(count, dtype=float)
+    n = int(count.sum())
     if n == 0:
         return _from_risk(np.zeros(measure.d), measure, 0, 0, undefined="nothing labelled yet")
-    risk = weight @ losses / n
+    risk = (count * weight) @ losses / n
+    root = np.sqrt(count)
     factor = downdate = None
     reason = "one draw is not enough for a variance"
     matters = np.any(losses != 0, axis=1)
     if n < 2:
         pass
     elif variance == "martingale":
-        factor = (losses * weight[:, None] - risk) / np.sqrt(n * (n - 1))
+        factor = (losses * weight[:, None] - risk) * (root / np.sqrt(n * (n - 1)))[:, None]
     elif np.any(matters & (q_now <= 0)):
         reason = (
             "the current proposal gives zero probability to a labelled item this "
             "measure needs, so the plug-in variance cannot be estimated"
         )
     else:
-        weight_now = np.zeros(n)
+        weight_now = np.zeros(len(weight))
         weight_now[matters] = 1.0 / (n_pool * q_now[matters])
-        factor = losses * (np.sqrt(weight * weight_now) / n)[:, None]
+        factor = losses * (root * np.sqrt(weight * weight_now) / n)[:, None]
         downdate = risk / np.sqrt(n)
     return _from_risk(risk, measure, n_labels, n, factor, downdate, reason)
 
@@ -418,7 +422,14 @@ def estimate(
         losses = measure.loss(codes[draws.items], draws.labels)
         q_now = sampler.pmf_of(draws.items)
         design = estimate_is(
-            losses, draws.weight, q_now, sampler.pool.n_pool, measure, sampler.n_labels, variance
+            losses,
+            draws.weight,
+            q_now,
+            sampler.pool.n_pool,
+            measure,
+            sampler.n_labels,
+            variance,
+            draws.count,
         )
     else:
         raise TypeError(f"cannot estimate from a {type(sampler).__name__}.")
@@ -461,7 +472,7 @@ def _answered(sampler, view, known, codes, n_codes, C) -> np.ndarray:
         return known
     draws = sampler.draws()
     answered = np.zeros((n_codes, C))
-    np.add.at(answered, (codes[draws.items], draws.labels), 1.0)
+    np.add.at(answered, (codes[draws.items], draws.labels), draws.count)
     return answered
 
 

@@ -124,7 +124,8 @@ def design_weights(session: Session) -> np.ndarray:
     sampling), 1/pi per sampled item (Bernoulli), N_h/n_h per labelled item (stratified)."""
     sampler = session.sampler
     if isinstance(sampler, ImportanceSampler):
-        return sampler.draws().weight
+        draws = sampler.draws()
+        return np.repeat(draws.weight, draws.count)
     if isinstance(sampler, BernoulliSampler):
         return 1.0 / _bernoulli_pi(sampler)
     if isinstance(sampler, StratifiedSampler):
@@ -218,10 +219,11 @@ def bootstrap_pr_curves(
     codes = measure.codes(session.pool)
     draws = sampler.draws()
     weighted = draws.weight[:, None] * measure.loss(codes[draws.items], draws.labels)
+    rows = np.repeat(np.arange(len(weighted)), draws.count)  # one row per draw
     rng = np.random.default_rng(seed)
     curves, L = [], measure.L
     for _ in range(n_curves):
-        resample = rng.integers(len(weighted), size=len(weighted))
+        resample = rows[rng.integers(len(rows), size=len(rows))]
         values = measure.g(weighted[resample].mean(axis=0))
         curves.append(
             pd.DataFrame(

@@ -47,13 +47,16 @@ class Proposal:
 
 @dataclass(frozen=True)
 class Draws:
-    """The recorded draws of an importance-sampling design, each of shape ``(n_draws,)``:
-    item, label, ``q`` at draw time (q_{j-1}(x_j)) and ``weight`` = p(x_j) / q_{j-1}(x_j)."""
+    """The recorded draws of an importance-sampling design, each of shape ``(entries,)``:
+    item, label, ``q`` at draw time (q_{j-1}(x_j)), ``weight`` = p(x_j) / q_{j-1}(x_j) and
+    ``count``, how many identical draws the entry stands for (repeated draws of labelled
+    items are kept as one entry each; ``count.sum()`` is the number of draws)."""
 
     items: np.ndarray
     labels: np.ndarray
     q: np.ndarray
     weight: np.ndarray
+    count: np.ndarray
 
 
 def checked_label(label, n_classes: int) -> int:
@@ -77,12 +80,29 @@ class ImportanceSampler:
     Subclasses call ``_build_cells(cell_of)`` and implement ``_cell_values`` (the unnormalised
     proposal value of an item of each cell) and, when labelled items leave their cell
     (``separate_labelled``), ``_labelled_values``.
+
+    With a deterministic oracle and ``batch_repeats`` (for designs whose proposal a reused
+    answer does not change: passive, static IS, AIS), the draws of labelled items that
+    precede the next unlabelled one are drawn in one step: their number is geometric with
+    success probability the proposal's unlabelled mass, their allocation over the labelled
+    items multinomial in the proposal, and the unlabelled item is drawn from the proposal
+    restricted to unlabelled items. That is the same distribution as drawing one at a time,
+    at a cost that does not grow with the number of repeats. ``batch_repeats=False`` draws one
+    at a time (sessions saved before this existed replay that way).
     """
 
     separate_labelled = False
     defensive = 0.0
+    fixed_proposal = False  # q never changes (passive, static IS): repeats merge per item
 
-    def __init__(self, pool: Pool, measure: Measure, deterministic: bool = True, rng=None):
+    def __init__(
+        self,
+        pool: Pool,
+        measure: Measure,
+        deterministic: bool = True,
+        rng=None,
+        batch_repeats: bool = True,
+    ):
         measure.check_pool(pool)
         self.pool = pool
         self.measure = measure
@@ -92,7 +112,10 @@ class ImportanceSampler:
         self.n_codes_ = measure.n_codes(pool)
         self.labels_ = np.full(pool.n_pool, -1, dtype=np.int64)  # stored answers
         self.labelled_position_ = np.full(pool.n_pool, -1, dtype=np.int64)
-        self._items, self._labels, self._q, self._weight = [], [], [], []
+        self.batch_repeats = batch_repeats
+        self._items, self._labels, self._q, self._weight, self._count = [], [], [], [], []
+        self._n_draws = 0
+        self._repeat_entry: dict[int, int] = {}
         self._labelled_items: list[int] = []
         self._pending: Proposal | None = None
 
@@ -134,7 +157,7 @@ class ImportanceSampler:
 
     @property
     def n_draws(self) -> int:
-        return len(self._items)
+        return self._n_draws
 
     def propose(self) -> Proposal:
         """Draw the next item from the current proposal (idempotent until ``record``)."""
@@ -142,6 +165,10 @@ class ImportanceSampler:
             return self._pending
         if self._masses_stale:
             self._refresh_masses()
+        if self.deterministic and self.batch_repeats and self._labelled_items:
+            self._pending = self._next_unlabelled()
+            if self._pending is not None:
+                return self._pending
         total = self.cumulative_mass_[-1]
         position = int(np.searchsorted(self.cumulative_mass_, self.rng_.random() * total, "right"))
         n_cells = len(self.cell_size_)
@@ -157,6 +184,65 @@ class ImportanceSampler:
             known = None
         self._pending = Proposal(item, q, 1.0 / (self.pool.n_pool * q), known)
         return self._pending
+
+    def _next_unlabelled(self) -> Proposal | None:
+        """Record the repeated draws of labelled items before the next unlabelled draw in
+        one step, and propose that draw (see the class docstring); None when no unlabelled
+        item has proposal mass (then draws of labelled items go on one at a time)."""
+        total = self.cumulative_mass_[-1]
+        n_cells = len(self.cell_size_)
+        labelled = np.asarray(self._labelled_items, dtype=np.int64)
+        if self.separate_labelled:
+            values = self.labelled_value_
+            unlabelled_mass = self.cumulative_mass_[n_cells - 1]
+        else:
+            values = self.cell_value_[self.cell_of_[labelled]]
+            unlabelled_mass = total - values.sum()
+        if not unlabelled_mass > 1e-12 * total:
+            return None
+        repeats = int(self.rng_.geometric(unlabelled_mass / total)) - 1
+        if repeats:
+            counts = self.rng_.multinomial(repeats, values / values.sum())
+            for position in np.flatnonzero(counts):
+                self._record_repeats(
+                    int(labelled[position]), values[position] / total, int(counts[position])
+                )
+        if self.separate_labelled:  # the cells hold the unlabelled items only
+            cell = int(
+                np.searchsorted(
+                    self.cumulative_mass_[:n_cells], self.rng_.random() * unlabelled_mass, "right"
+                )
+            )
+            item = self._item_in_cell(min(cell, n_cells - 1))
+        else:  # from q restricted to the unlabelled items, by rejection
+            while True:
+                cells = np.searchsorted(
+                    self.cumulative_mass_, self.rng_.random(256) * total, "right"
+                )
+                cells = np.minimum(cells, n_cells - 1)
+                offsets = self.rng_.integers(self.cell_size_[cells])
+                items = self.cell_items_[self.cell_start_[cells] + offsets]
+                fresh = np.flatnonzero(self.labels_[items] < 0)
+                if len(fresh):
+                    item, cell = int(items[fresh[0]]), int(cells[fresh[0]])
+                    break
+        q = self.cell_value_[self.cell_of_[item]] / total
+        return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
+
+    def _record_repeats(self, item: int, q: float, count: int) -> None:
+        """``count`` draws of the labelled ``item`` at proposal probability ``q``."""
+        self._n_draws += count
+        entry = self._repeat_entry.get(item) if self.fixed_proposal else None
+        if entry is not None:
+            self._count[entry] += count
+            return
+        if self.fixed_proposal:
+            self._repeat_entry[item] = len(self._items)
+        self._items.append(item)
+        self._labels.append(int(self.labels_[item]))
+        self._q.append(q)
+        self._weight.append(1.0 / (self.pool.n_pool * q))
+        self._count.append(count)
 
     def _item_in_cell(self, cell: int) -> int:
         start = self.cell_start_[cell]
@@ -182,6 +268,8 @@ class ImportanceSampler:
         self._labels.append(label)
         self._q.append(proposal.q)
         self._weight.append(proposal.weight)
+        self._count.append(1)
+        self._n_draws += 1
         if new:
             self.labels_[item] = label
             self.labelled_position_[item] = len(self._labelled_items)
@@ -199,6 +287,7 @@ class ImportanceSampler:
             np.asarray(self._labels, dtype=np.int64),
             np.asarray(self._q, dtype=float),
             np.asarray(self._weight, dtype=float),
+            np.asarray(self._count, dtype=np.int64),
         )
 
     def pmf_of(self, items: np.ndarray) -> np.ndarray:
@@ -249,8 +338,10 @@ class ImportanceSampler:
 class PassiveSampler(ImportanceSampler):
     """Uniform sampling with replacement: q(x) = p(x) = 1/N, weight 1."""
 
-    def __init__(self, pool, measure, deterministic=True, rng=None):
-        super().__init__(pool, measure, deterministic, rng)
+    fixed_proposal = True
+
+    def __init__(self, pool, measure, deterministic=True, rng=None, batch_repeats=True):
+        super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self._build_cells(np.zeros(pool.n_pool, dtype=np.int64))
 
     def _cell_values(self):
@@ -293,8 +384,19 @@ class StaticISSampler(ImportanceSampler):
         The floor of Prop. 4, which keeps q > 0 wherever the loss can be non-zero.
     """
 
-    def __init__(self, pool, measure, deterministic=True, rng=None, smoothing=None, epsilon=1e-3):
-        super().__init__(pool, measure, deterministic, rng)
+    fixed_proposal = True
+
+    def __init__(
+        self,
+        pool,
+        measure,
+        deterministic=True,
+        rng=None,
+        smoothing=None,
+        epsilon=1e-3,
+        batch_repeats=True,
+    ):
+        super().__init__(pool, measure, deterministic, rng, batch_repeats)
         prob = pool.prob if smoothing is None else smoothed_probabilities(pool.prob, smoothing)
         self.epsilon = epsilon
         C = pool.n_classes
@@ -341,8 +443,9 @@ class AISSampler(ImportanceSampler):
         prior_strength=1.0,
         em_tol=1e-5,
         em_max_iter=500,
+        batch_repeats=True,
     ):
-        super().__init__(pool, measure, deterministic, rng)
+        super().__init__(pool, measure, deterministic, rng, batch_repeats)
         if not 0 <= defensive < 1:
             raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
         self.separate_labelled = deterministic
@@ -433,7 +536,8 @@ class OASISSampler(ImportanceSampler):
         prior_strength=2.0,
         uniform_share=1e-3,
     ):
-        super().__init__(pool, measure, deterministic, rng)
+        # the proposal follows the running estimate, which every repeated draw moves
+        super().__init__(pool, measure, deterministic, rng, batch_repeats=False)
         if pool.n_classes != 2:
             raise ValueError("OASIS is defined for binary pools only.")
         self.partition = partition_pool(pool, depth=1, branching=int(n_strata))

@@ -48,19 +48,40 @@ class ReplayError(SessionError):
         self.position = position
 
 
+_BATCHING_SAMPLERS = ("passive", "is", "ais", "ais-1")
+
+
+def saved_options(sampler_name: str, options: dict) -> dict:
+    """The options of a saved session as they were when it was saved: sessions saved before
+    repeated draws were batched replay one draw at a time."""
+    if sampler_name in _BATCHING_SAMPLERS and "batch_repeats" not in options:
+        return {**options, "batch_repeats": False}
+    return dict(options)
+
+
 def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
     """Build a sampler by name (see ``SAMPLER_NAMES``); ``options`` go to its constructor."""
     rng = np.random.default_rng(seed)
     deterministic = options.pop("deterministic", True)
+    batch = options.pop("batch_repeats", True)  # ignored by designs that never repeat a draw
     if name == "passive":
-        return PassiveSampler(pool, measure, deterministic, rng)
+        return PassiveSampler(pool, measure, deterministic, rng, batch_repeats=batch)
     if name == "is":
-        return StaticISSampler(pool, measure, deterministic, rng, **options)
+        return StaticISSampler(pool, measure, deterministic, rng, batch_repeats=batch, **options)
     if name == "ais":
-        return AISSampler(pool, measure, deterministic, rng, **options)
+        return AISSampler(pool, measure, deterministic, rng, batch_repeats=batch, **options)
     if name == "ais-1":
         n_blocks = options.pop("n_blocks", 2**8)
-        return AISSampler(pool, measure, deterministic, rng, depth=1, branching=n_blocks, **options)
+        return AISSampler(
+            pool,
+            measure,
+            deterministic,
+            rng,
+            depth=1,
+            branching=n_blocks,
+            batch_repeats=batch,
+            **options,
+        )
     if name == "oasis":
         return OASISSampler(pool, measure, deterministic, rng, **options)
     if name in ("stratified", "neyman"):
@@ -111,6 +132,10 @@ class Session:
 
     def __post_init__(self):
         self.measure = get_measure(self.measure_name, self.pool.n_classes)
+        if self.sampler_name in _BATCHING_SAMPLERS:
+            # saved with the session, so the log replays the same draws later; sessions
+            # saved before repeats were batched lack it and replay one draw at a time
+            self.options = {"batch_repeats": True, **self.options}
         self._replay(list(self.log))
 
     def _replay(self, answers: list[tuple[int, int]]) -> None:
@@ -222,7 +247,7 @@ class Session:
                 data["sampler"],
                 int(data["seed"]),
                 data["budget"],
-                dict(data["options"]),
+                saved_options(data["sampler"], data["options"]),
                 [(int(i), int(y)) for i, y in data["log"]],
             )
         except (KeyError, TypeError, json.JSONDecodeError) as exc:

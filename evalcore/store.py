@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .pool import ColumnMapping, Pool
-from .session import Session, log_digest
+from .session import Session, log_digest, saved_options
 from .tables import frame_from_bytes
 
 __all__ = ["Store", "StoreError", "SessionConflict", "mapping_to_json", "mapping_from_json"]
@@ -245,7 +245,7 @@ class Store:
             record.sampler,
             record.seed,
             record.budget,
-            dict(record.options),
+            saved_options(record.sampler, record.options),
             self.answers(session_id),
         )
 

@@ -211,3 +211,24 @@ def test_any_design_can_be_re_estimated_for_another_measure(name):
         slack = 0.05 if measure.m == 1 else 0.15
         se = est.std_error[finite]
         assert np.all(np.abs(est.value[finite] - truth[finite]) <= 6 * se + slack)
+
+
+@pytest.mark.parametrize("variance", ["martingale", "plugin"])
+def test_counted_draws_give_the_estimate_of_the_same_draws_listed_one_by_one(variance):
+    """A row standing for k identical draws (batched repeats) is the row repeated k times."""
+    rng = np.random.default_rng(3)
+    measure = ec.get_measure("f1")
+    rows = 6
+    losses = rng.integers(0, 2, size=(rows, measure.d)).astype(float)
+    losses[2] = 0.0  # a draw no component needs
+    q = rng.uniform(0.01, 0.2, rows)
+    weight, q_now = 1.0 / (50 * q), rng.uniform(0.01, 0.2, rows)
+    count = np.array([1, 3, 2, 1, 5, 1])
+    counted = ec.estimators.estimate_is(
+        losses, weight, q_now, 50, measure, rows, variance, count=count
+    )
+    listed = ec.estimators.estimate_is(
+        *(np.repeat(a, count, axis=0) for a in (losses, weight, q_now)), 50, measure, rows, variance
+    )
+    np.testing.assert_allclose(counted.value, listed.value, rtol=1e-12)
+    np.testing.assert_allclose(counted.covariance, listed.covariance, rtol=1e-12)
