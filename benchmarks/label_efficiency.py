@@ -2,7 +2,10 @@
 
 F1 MSE at 500, 1000 and 2000 labels for all eight samplers; accuracy MSE at 1000; total
 PR-curve MSE at 5000 for ais, is and passive. Setup as in seed 003 Sec. 5.2: 2^8 CSF blocks,
-prior from expit(score), deterministic oracle (the pools' labels). Each configuration's
+prior from expit(score), deterministic oracle (the pools' labels). "abt-buy (prob)" is the
+same pool with its calibrated probability column as the classifier's probabilities, as the
+app and the CLI read it (F1 only); "abt-buy" and "tweets100k" use expit(score), the papers'
+setting. Rows carry coverage and the median interval width beside every MSE. Each configuration's
 summary row is appended to benchmarks/results/label_efficiency.csv as soon as it finishes;
 at the end a Markdown table is written to benchmarks/results/label_efficiency.md.
 
@@ -23,14 +26,19 @@ import evalcore as ec
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data"
-POOLS = {"abt-buy": "abt-buy.csv.gz", "tweets100k": "tweets100k.csv.gz"}
+POOLS = {  # name: (file, probability column or None for expit(score))
+    "abt-buy": ("abt-buy.csv.gz", None),
+    "abt-buy (prob)": ("abt-buy.csv.gz", "prob"),
+    "tweets100k": ("tweets100k.csv.gz", None),
+}
 SAMPLERS = ["ais", "ais-1", "is", "bernoulli", "oasis", "stratified", "neyman", "passive"]
 OUT = HERE / "results" / "label_efficiency.csv"
 
 
 def load(name: str) -> ec.Pool:
-    frame = pd.read_csv(DATA / POOLS[name])
-    mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label")
+    source, prob = POOLS[name]
+    frame = pd.read_csv(DATA / source)
+    mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label", prob=prob)
     return ec.Pool.from_dataframe(frame, mapping)
 
 
@@ -54,12 +62,14 @@ def study(pool_name, pool, measure, sampler, budget, checkpoints, repeats, jobs,
                 mse_low=final["mse_ci"][0],
                 mse_high=final["mse_ci"][1],
                 coverage=final["coverage"],
+                width=final["width"],
                 undefined=final["undefined"],
             )
         else:
             row = summary[summary.n_labels == labels].iloc[0]
             figures = {
-                key: row[key] for key in ("mse", "mse_low", "mse_high", "coverage", "undefined")
+                key: row[key]
+                for key in ("mse", "mse_low", "mse_high", "coverage", "width", "undefined")
             }
         rows.append(
             {
@@ -92,9 +102,10 @@ def main():
     plan = []
     for pool_name in POOLS:
         plan += [(pool_name, "f1", s, 2000, (500, 1000, 2000), args.repeats, 1) for s in SAMPLERS]
-    for pool_name in POOLS:
+    expit_pools = [name for name in POOLS if POOLS[name][1] is None]
+    for pool_name in expit_pools:
         plan += [(pool_name, "accuracy", s, 1000, (1000,), args.repeats, 1) for s in SAMPLERS]
-    for pool_name in POOLS:
+    for pool_name in expit_pools:
         plan += [
             (pool_name, "pr_curve:100", s, 5000, (5000,), args.pr_repeats, 5000)
             for s in ("ais", "is", "passive")
@@ -122,7 +133,9 @@ def main():
             every,
         )
         frame = pd.DataFrame(rows)
-        frame.to_csv(args.out, mode="a", header=not args.out.exists(), index=False)
+        if args.out.exists():  # earlier rows may lack newer columns: align, then rewrite
+            frame = pd.concat([pd.read_csv(args.out), frame], ignore_index=True)
+        frame.to_csv(args.out, index=False)
         for row in rows:
             print(json.dumps(row), flush=True)
         print(f"# {pool_name} {measure} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)
@@ -136,13 +149,14 @@ def write_markdown(path: Path = OUT):
         lines += [
             f"## {pool_name}, {measure}",
             "",
-            "| sampler | labels | repeats | MSE | 95% CI | coverage | undefined |",
-            "|---|---|---|---|---|---|---|",
+            "| sampler | labels | repeats | MSE | 95% CI | coverage | median width | undefined |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in group.itertuples():
+            width = "" if pd.isna(getattr(row, "width", None)) else f"{row.width:.3f}"
             lines.append(
                 f"| {row.sampler} | {row.n_labels} | {row.repeats} | {row.mse:.2e} | "
-                f"{row.mse_low:.2e}-{row.mse_high:.2e} | {row.coverage:.2f} | "
+                f"{row.mse_low:.2e}-{row.mse_high:.2e} | {row.coverage:.2f} | {width} | "
                 f"{row.undefined:.2f} |"
             )
         lines.append("")
