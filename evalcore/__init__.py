@@ -8,7 +8,13 @@ from .catalog import MEASURE_NAMES, get_measure
 from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal, true_risk
 from .estimators import Estimate, estimate, estimate_bernoulli, estimate_is, estimate_stratified
 from .measures import Measure, MeasureError
-from .oracle import DirichletTreeModel, EMConvergenceWarning, prior_from_probabilities
+from .oracle import (
+    DirichletTreeModel,
+    EMConvergenceWarning,
+    ItemLevelModel,
+    RecalibratedProbabilities,
+    prior_from_probabilities,
+)
 from .pool import (
     ColumnMapping,
     Pool,
@@ -45,6 +51,8 @@ __all__ = [
     "BernoulliSampler",
     "ColumnMapping",
     "DirichletTreeModel",
+    "ItemLevelModel",
+    "RecalibratedProbabilities",
     "Draws",
     "EMConvergenceWarning",
     "Estimate",

@@ -6,9 +6,13 @@ inclusion probability b_n from the water-filling solution (Alg. 3) of
     minimize sum_n h_n^2 / b_n  subject to  sum_n b_n = M,  0 < b_n <= 1,
 
 with h_n^2 = E_{y ~ pi(y|x_n)} max(||Dg(R) l(x_n, y)||^2, eps 1[l != 0]) (seed 004's h for
-ratio measures, generalized to any measure); pi comes from the Dirichlet-tree oracle model,
-refreshed with every answer. Items of one cell (block, loss code) share h and b, so a round
-is drawn per cell: a Binomial count, then the next items of the cell's random permutation.
+ratio measures, generalized to any measure); pi is AIS's oracle model, refreshed with every
+answer, chosen as in ``AISSampler`` by ``oracle_model``: "block" (the Dirichlet tree), "item"
+(``oracle.ItemLevelModel``, binary pools) or "mixture" (the default on binary pools: the
+mean of the two models' inclusion probabilities, so b is at least half of either and the
+Horvitz-Thompson variance terms h^2 / b at most twice either's). Items of one cell (block,
+bin of logit p̂, loss code) share h and b, so a round is drawn per cell: a Binomial count,
+then the next items of the cell's random permutation.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .measures import Measure
-from .oracle import DirichletTreeModel, prior_from_probabilities
+from .oracle import DirichletTreeModel, ItemLevelModel, prior_from_probabilities
 from .pool import Pool
 from .samplers import Proposal, checked_label, model_risk
 from .strata import compact_codes, group_order, partition_pool
@@ -92,6 +96,7 @@ class BernoulliSampler:
         depth: int = 8,
         branching: int = 2,
         epsilon: float = 1e-6,
+        oracle_model: str = "mixture",
     ):
         if int(round_size) != round_size or round_size < 1:
             raise ValueError(f"`round_size` must be a positive integer, got {round_size!r}.")
@@ -112,9 +117,25 @@ class BernoulliSampler:
         self.model_ = DirichletTreeModel(
             self.partition, prior_from_probabilities(pool.prob, self.partition)
         )
-        present, self.cell_of_ = compact_codes(self.partition.block * self.n_codes_ + self.codes_)
-        self.cell_block_, self.cell_code_ = present // self.n_codes_, present % self.n_codes_
+        self.item_model_ = None
+        bin_of, n_bins = np.zeros(pool.n_pool, dtype=np.int64), 1
+        if oracle_model not in ("block", "item", "mixture"):
+            raise ValueError(
+                f"`oracle_model` must be 'block', 'item' or 'mixture', got {oracle_model!r}."
+            )
+        self.oracle_model = oracle_model if pool.n_classes == 2 else "block"
+        if self.oracle_model != "block":
+            self.item_model_ = ItemLevelModel(
+                pool.prob[:, 1], self.partition.block, self.partition.n_blocks
+            )
+            bin_of, n_bins = self.item_model_.bin_of, self.item_model_.n_bins
+        block_bin = self.partition.block * n_bins + bin_of
+        present, self.cell_of_ = compact_codes(block_bin * self.n_codes_ + self.codes_)
+        self.cell_block_ = present // (n_bins * self.n_codes_)
+        self.cell_code_ = present % self.n_codes_
         self.cell_size_ = np.bincount(self.cell_of_)
+        if self.item_model_ is not None:
+            self.cell_logit_ = np.bincount(self.cell_of_, self.item_model_.logit_) / self.cell_size_
         self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
         self.cell_items_ = group_order(self.cell_of_, len(self.cell_size_), self.rng_)
         self.cell_sampled_ = np.zeros(len(self.cell_size_), dtype=np.int64)
@@ -128,7 +149,17 @@ class BernoulliSampler:
     def n_labels(self) -> int:
         return len(self._order)
 
-    def model_risk(self) -> np.ndarray:
+    def cell_response(self, model: str | None = None) -> np.ndarray:
+        """pi(y | x) of the items of each cell under ``model`` ("block" or "item"; default: the
+        item-level model where there is one), shape ``(cells, C)``."""
+        if (model or ("block" if self.item_model_ is None else "item")) == "block":
+            return self.model_.response_[self.cell_block_]
+        sampled = np.asarray(self._order, dtype=np.int64)
+        self.item_model_.fit(sampled, self.labels_[sampled])
+        p1 = self.item_model_.cell_probability(self.cell_block_, self.cell_logit_)
+        return np.column_stack([1 - p1, p1])
+
+    def model_risk(self, response: np.ndarray | None = None) -> np.ndarray:
         """R_t from the oracle model, sampled items at their answers, shape ``(d,)``."""
         labelled = np.asarray(self._order, dtype=int)
         return model_risk(
@@ -136,24 +167,31 @@ class BernoulliSampler:
             self.n_codes_,
             self.cell_code_,
             self.cell_size_ - self.cell_sampled_,
-            self.model_.response_[self.cell_block_],
+            self.cell_response() if response is None else response,
             self.codes_[labelled],
             self.labels_[labelled],
             self.pool.n_pool,
         )
 
-    def cell_h(self) -> np.ndarray:
-        """h per cell (seed 004 eq. 12 generalized), shape ``(n_cells,)``."""
+    def cell_h(self, model: str | None = None) -> np.ndarray:
+        """h per cell (seed 004 eq. 12 generalized) under ``model`` (as in
+        ``cell_response``), shape ``(n_cells,)``."""
+        response = self.cell_response(model)
         sq_norm = self.measure.sq_norm_dg_loss(
-            self.model_risk(), self.n_codes_, self.pool.n_classes
+            self.model_risk(response), self.n_codes_, self.pool.n_classes
         )
         floored = np.maximum(sq_norm, self.epsilon * self._nonzero)[self.cell_code_]
-        return np.sqrt(np.sum(floored * self.model_.response_[self.cell_block_], axis=1))
+        return np.sqrt(np.sum(floored * response, axis=1))
 
     def inclusion_probabilities(self, planned_size: float) -> np.ndarray:
         """b per cell for the next round, shape ``(n_cells,)``."""
         unsampled = self.cell_size_ - self.cell_sampled_
-        return water_fill(self.cell_h() * (unsampled > 0), planned_size, unsampled)
+        models = ("item", "block") if self.oracle_model == "mixture" else (self.oracle_model,)
+        b = [
+            water_fill(self.cell_h(model) * (unsampled > 0), planned_size, unsampled)
+            for model in models
+        ]
+        return sum(b) / len(b)
 
     @property
     def finished(self) -> bool:

@@ -37,10 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.special import expit, logit
 
 from .measures import Measure
-from .oracle import DirichletTreeModel, prior_from_probabilities
+from .oracle import DirichletTreeModel, RecalibratedProbabilities, prior_from_probabilities
 from .strata import compact_codes, partition_pool
 
 __all__ = ["OracleView", "oracle_view", "measure_bounds"]
@@ -129,68 +128,6 @@ def oracle_view(sampler, codes: np.ndarray, n_codes: int) -> OracleView:
             grouping = _groupings[sampler] = _Grouping(model.partition.block, codes, n_codes)
         response = model.response_[grouping.group_block]
     return OracleView(grouping.group_of, grouping.group_code, response, labelled, labels, grouping)
-
-
-class RecalibratedProbabilities:
-    """p(y = 1 | x) = expit(a + b logit p̂(x)): the classifier's probabilities p̂, recalibrated
-    on the answers (Platt 1999 scaling in the logit of p̂; Kull et al. 2017's beta calibration
-    with equal shape parameters).
-
-    (a, b) is the MAP under a Gaussian prior centred on the identity map, a ~ N(0, 2^2),
-    b ~ N(1, 1): calibrated probabilities are kept until the answers contradict them, and
-    over- or under-confident ones are corrected by all answers together, which a per-block
-    model cannot do where a block has few labels. Answers are selected on x only, so the
-    conditional likelihood needs no importance weights. Items are grouped into 64 quantile
-    bins of logit p̂ (``bin_of``), evaluated at the bin's mean logit.
-    """
-
-    prior_sd = np.array([2.0, 1.0])
-    n_bins = 64
-
-    def __init__(self, p1: np.ndarray):
-        self.logit_ = logit(np.clip(p1, 1e-9, 1 - 1e-9))
-        edges = np.unique(np.quantile(self.logit_, np.linspace(0, 1, self.n_bins + 1)[1:-1]))
-        self.bin_of = np.searchsorted(edges, self.logit_, side="right")
-        counts = np.bincount(self.bin_of)
-        self.bin_logit_ = np.bincount(self.bin_of, self.logit_) / np.maximum(counts, 1)
-        self.coef_ = np.array([0.0, 1.0])
-        self._n_fitted = -1
-
-    def fit(self, items: np.ndarray, labels: np.ndarray) -> None:
-        """Newton's method with step halving on the log posterior (concave, so it converges
-        from any start; plain Newton steps can overshoot into saturation and diverge when the
-        answers are nearly separable in logit p̂)."""
-        if len(items) == self._n_fitted:
-            return
-        self._n_fitted = len(items)
-        X = np.column_stack([np.ones(len(items)), self.logit_[items]])
-        y = labels.astype(float)
-        precision = 1.0 / self.prior_sd**2
-        centre = np.array([0.0, 1.0])
-
-        def log_posterior(coef):
-            eta = X @ coef
-            return y @ eta - np.logaddexp(0.0, eta).sum() - 0.5 * precision @ (coef - centre) ** 2
-
-        coef = centre.copy()  # from the identity each time, so a replay gives the same fit
-        current = log_posterior(coef)
-        for _ in range(100):
-            p = expit(X @ coef)
-            gradient = X.T @ (y - p) - precision * (coef - centre)
-            hessian = (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
-            step = np.linalg.solve(hessian, gradient)
-            while True:
-                trial = log_posterior(coef + step)
-                if trial >= current - 1e-12 or np.max(np.abs(step)) < 1e-10:
-                    break
-                step = step / 2
-            coef, current = coef + step, trial
-            if np.max(np.abs(step)) < 1e-8:
-                break
-        self.coef_ = coef
-
-    def bin_probability(self) -> np.ndarray:
-        return expit(self.coef_[0] + self.coef_[1] * self.bin_logit_)
 
 
 def final_answers(sampler) -> tuple[np.ndarray, np.ndarray]:

@@ -48,15 +48,24 @@ class ReplayError(SessionError):
         self.position = position
 
 
-_BATCHING_SAMPLERS = ("passive", "is", "ais", "ais-1")
+# Options added after sessions were first saved, per sampler: option -> (the default of a new
+# session, the behaviour of a session saved without it). Both are saved with a new session, so
+# its log replays the same draws whatever the defaults become.
+_LATER_OPTIONS = {
+    "passive": {"batch_repeats": (True, False)},
+    "is": {"batch_repeats": (True, False)},
+    "ais": {"batch_repeats": (True, False), "oracle_model": ("mixture", "block")},
+    "ais-1": {"batch_repeats": (True, False)},
+    "bernoulli": {"oracle_model": ("mixture", "block")},
+}
 
 
 def saved_options(sampler_name: str, options: dict) -> dict:
     """The options of a saved session as they were when it was saved: sessions saved before
-    repeated draws were batched replay one draw at a time."""
-    if sampler_name in _BATCHING_SAMPLERS and "batch_repeats" not in options:
-        return {**options, "batch_repeats": False}
-    return dict(options)
+    repeated draws were batched replay one draw at a time, and AIS and Bernoulli sessions saved
+    before the item-level model replay with the Dirichlet tree's block-level one."""
+    later = _LATER_OPTIONS.get(sampler_name, {})
+    return {**{name: old for name, (_, old) in later.items()}, **options}
 
 
 def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
@@ -80,6 +89,7 @@ def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
             depth=1,
             branching=n_blocks,
             batch_repeats=batch,
+            oracle_model=options.pop("oracle_model", "block"),  # seed 003's variant
             **options,
         )
     if name == "oasis":
@@ -132,10 +142,8 @@ class Session:
 
     def __post_init__(self):
         self.measure = get_measure(self.measure_name, self.pool.n_classes)
-        if self.sampler_name in _BATCHING_SAMPLERS:
-            # saved with the session, so the log replays the same draws later; sessions
-            # saved before repeats were batched lack it and replay one draw at a time
-            self.options = {"batch_repeats": True, **self.options}
+        later = _LATER_OPTIONS.get(self.sampler_name, {})
+        self.options = {**{name: new for name, (new, _) in later.items()}, **self.options}
         self._replay(list(self.log))
 
     def _replay(self, answers: list[tuple[int, int]]) -> None:

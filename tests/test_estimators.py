@@ -22,6 +22,8 @@ def losses_of(pool, measure, items):
         ("passive", {}),
         ("is", {}),
         ("ais", {"depth": 3}),
+        ("ais", {"depth": 3, "oracle_model": "item"}),
+        ("ais", {"depth": 3, "oracle_model": "block"}),
         ("ais", {"depth": 3, "defensive": 0.2}),
         ("oasis", {"n_strata": 8}),
     ],

@@ -138,7 +138,12 @@ def test_the_report_states_settings_and_the_estimate(ais):
     estimate = ais.estimate()
     low, high = estimate.confidence_interval(0.9)
     assert report["session_id"] == "abc" and report["sampler"] == "ais" and report["seed"] == 3
-    assert report["settings"] == {"budget": 60, "depth": 4, "batch_repeats": True}
+    assert report["settings"] == {
+        "budget": 60,
+        "depth": 4,
+        "batch_repeats": True,
+        "oracle_model": "mixture",
+    }
     assert report["labels_used"] == 60
     (component,) = report["components"]
     assert component == {

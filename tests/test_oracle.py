@@ -121,3 +121,60 @@ def test_prior_strength_scales_the_classifier_pseudo_counts():
     np.testing.assert_allclose(double.beta_ - depth_terms, 2 * (single.beta_ - depth_terms))
     with pytest.raises(ValueError, match="prior_strength"):
         ec.DirichletTreeModel(partition, prior, prior_strength=0)
+
+
+def item_model_data(n=6000, n_blocks=6, seed=4):
+    """p̂ over a wide range, blocks by p̂, and labels from a known truth: a global map
+    expit(-0.5 + 0.7 logit p̂) with block 2 shifted by +1.5 in the logit."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(-3.0, 2.5, n)
+    p1 = 1 / (1 + np.exp(-z))
+    block = np.minimum((np.argsort(np.argsort(z)) * n_blocks) // n, n_blocks - 1)
+    true_logit = -0.5 + 0.7 * z + np.where(block == 2, 1.5, 0.0)
+    labels = (rng.random(n) < 1 / (1 + np.exp(-true_logit))).astype(int)
+    return p1, block, labels
+
+
+def test_item_level_model_is_the_classifiers_probability_before_any_answer():
+    p1, block, _ = item_model_data(n=500)
+    model = ec.ItemLevelModel(p1, block, 6)
+    model.fit(np.zeros(0, dtype=int), np.zeros(0, dtype=int))
+    logits = np.log(p1 / (1 - p1))
+    np.testing.assert_allclose(model.cell_probability(block, logits), p1, rtol=1e-12)
+    assert np.max(model.bin_of) + 1 == model.n_bins
+    for b in range(model.n_bins):  # bins of width 0.25 in logit p̂
+        inside = logits[model.bin_of == b]
+        assert len(inside) == 0 or np.ptp(inside) <= model.bin_width
+
+
+def test_item_level_fit_is_the_joint_map():
+    """(a, b, d_1..d_K) maximize the log likelihood plus the Gaussian log priors: checked
+    against scipy's BFGS on the same objective."""
+    p1, block, labels = item_model_data()
+    model = ec.ItemLevelModel(p1, block, 6)
+    answered = np.arange(0, len(p1), 2)
+    model.fit(answered, labels[answered])
+    z, y, k = np.log(p1 / (1 - p1))[answered], labels[answered], block[answered]
+    sd = np.r_[ec.RecalibratedProbabilities.prior_sd, np.full(6, model.block_sd)]
+    centre = np.r_[0.0, 1.0, np.zeros(6)]
+
+    def negative_log_posterior(theta):
+        eta = theta[0] + theta[1] * z + theta[2:][k]
+        return -(y @ eta - np.logaddexp(0, eta).sum()) + 0.5 * np.sum(((theta - centre) / sd) ** 2)
+
+    reference = minimize(negative_log_posterior, centre, method="BFGS", options={"gtol": 1e-9})
+    np.testing.assert_allclose(np.r_[model.coef_, model.offset_], reference.x, atol=1e-4)
+    # the shifted block stands out (the others' offsets are noise: few positives below p̂ 0.01)
+    assert model.offset_[2] - np.max(np.delete(model.offset_, 2)) > 0.7
+
+
+def test_item_level_model_follows_the_answers_to_the_truth():
+    """With every item answered the model's probability of an item is close to the truth
+    that generated the labels (global map and block shift recovered)."""
+    p1, block, labels = item_model_data(n=20000)
+    model = ec.ItemLevelModel(p1, block, 6)
+    model.fit(np.arange(len(p1)), labels)
+    z = np.log(p1 / (1 - p1))
+    truth = 1 / (1 + np.exp(-(-0.5 + 0.7 * z + np.where(block == 2, 1.5, 0.0))))
+    fitted = model.cell_probability(block, z)
+    assert np.median(np.abs(np.log(fitted / truth))) < 0.15

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import synthetic_pool
+from conftest import multiclass_pool, synthetic_pool
 from scipy import stats
 
 import evalcore as ec
@@ -12,6 +12,8 @@ SAMPLERS = {  # case name: (sampler name, options)
     "is": ("is", {}),
     "is-smoothed": ("is", {"smoothing": 0.9}),
     "ais": ("ais", {"depth": 4}),
+    "ais-item": ("ais", {"depth": 4, "oracle_model": "item"}),
+    "ais-block": ("ais", {"depth": 4, "oracle_model": "block"}),
     "ais-1": ("ais-1", {"n_blocks": 16}),
     "ais-stochastic": ("ais", {"depth": 4, "deterministic": False}),
     "ais-defensive": ("ais", {"depth": 4, "defensive": 0.1}),
@@ -170,8 +172,17 @@ def concentrated_pool(n=400, bulk_probability=1e-7, seed=0):
     return ec.Pool.from_arrays(scores, y_true=labels)
 
 
-@pytest.mark.parametrize("name, bulk_probability", [("passive", 1e-7), ("is", 1e-7), ("ais", 1e-2)])
-def test_batched_repeats_give_the_same_distribution_as_one_draw_at_a_time(name, bulk_probability):
+@pytest.mark.parametrize(
+    "name, bulk_probability, options",
+    [
+        ("passive", 1e-7, {}),
+        ("is", 1e-7, {}),
+        ("ais", 1e-2, {"oracle_model": "block"}),  # the block-level model repeats most here
+    ],
+)
+def test_batched_repeats_give_the_same_distribution_as_one_draw_at_a_time(
+    name, bulk_probability, options
+):
     """Two-sample KS tests over 400 seeded runs each: the estimate and the number of draws
     after 12 labels have the same distribution either way. (The bulk probability is set
     per sampler so that one draw at a time costs a few hundred draws, not millions.)"""
@@ -181,7 +192,7 @@ def test_batched_repeats_give_the_same_distribution_as_one_draw_at_a_time(name, 
     for batch in (True, False):
         values, draws = [], []
         for seed in range(400):
-            sampler = build(name, pool, measure, seed=seed, batch_repeats=batch)
+            sampler = build(name, pool, measure, seed=seed, batch_repeats=batch, **options)
             while sampler.n_labels < 12:
                 proposal = sampler.propose()
                 sampler.record(pool.y_true[proposal.item])
@@ -205,3 +216,42 @@ def test_the_cost_of_the_next_item_does_not_grow_with_the_repeats():
     draws = sampler.draws()
     assert sampler.n_draws == draws.count.sum() > 1000
     assert len(draws.items) <= 2 * sampler.n_labels  # one entry per new draw and per item
+
+
+def test_the_default_ais_proposal_is_the_mean_of_the_item_and_block_proposals():
+    """Three AIS samplers given the same answers: the default's pmf is the mean of the
+    item-level and block-level pmfs, item by item (so its weights are at most twice
+    either's), and a multi-class pool falls back to the block-level model."""
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
+    measure = ec.get_measure("f1")
+    samplers = {
+        model: ec.make_sampler("ais", pool, measure, 0, depth=4, oracle_model=model)
+        for model in ("mixture", "item", "block")
+    }
+    answered = np.random.default_rng(1).choice(pool.n_pool, 40, replace=False)
+    for item in answered:
+        for sampler in samplers.values():
+            sampler._pending = ec.samplers.Proposal(int(item), 0.5, 1.0, None)
+            sampler.record(pool.y_true[item])
+    pmf = {model: sampler.pmf() for model, sampler in samplers.items()}
+    assert not np.allclose(pmf["item"], pmf["block"])
+    np.testing.assert_allclose(pmf["mixture"], (pmf["item"] + pmf["block"]) / 2, rtol=1e-12)
+    three_class = multiclass_pool(n=300)
+    default = ec.make_sampler("ais", three_class, ec.get_measure("macro_f1", 3), 0, depth=4)
+    assert default.oracle_model == "block"
+
+
+def test_bernoulli_inclusion_probabilities_are_the_mean_of_the_two_models():
+    pool = synthetic_pool(n=400, positive_rate=0.05, seed=6)
+    measure = ec.get_measure("f1")
+    samplers = {
+        model: ec.make_sampler("bernoulli", pool, measure, 0, depth=4, oracle_model=model)
+        for model in ("mixture", "item", "block")
+    }
+    b = {  # per item: the block-level sampler's cells are coarser
+        model: sampler.inclusion_probabilities(30.0)[sampler.cell_of_]
+        for model, sampler in samplers.items()
+    }
+    np.testing.assert_allclose(b["mixture"], (b["item"] + b["block"]) / 2, rtol=1e-12)
+    assert b["mixture"].sum() == pytest.approx(30.0)
+    assert not np.allclose(b["item"], b["block"])

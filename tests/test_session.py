@@ -94,3 +94,29 @@ def test_session_estimates_other_measures_from_the_same_answers(pool):
 def test_unknown_sampler_is_refused(pool):
     with pytest.raises(ec.SessionError, match="Unknown sampler"):
         ec.Session(pool, "f1", "magic")
+
+
+@pytest.mark.parametrize(
+    "name, old",
+    [
+        ("ais", {"batch_repeats": False, "oracle_model": "block"}),
+        ("bernoulli", {"oracle_model": "block"}),
+        ("is", {"batch_repeats": False}),
+        ("passive", {"batch_repeats": False}),
+    ],
+)
+def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, old, pool):
+    """Sessions saved before repeats were batched and before the item-level model have no
+    such options in their file: they load with the behaviour they were labelled with."""
+    session = ec.Session(pool, "f1", name, seed=4, budget=80, options=dict(old))
+    label_n(session, pool, 40)
+    data = json.loads(session.to_json())
+    for option in old:
+        del data["options"][option]
+    loaded = ec.Session.from_json(json.dumps(data), pool)
+    assert loaded.options == session.options
+    same_estimate(loaded.estimate(), session.estimate())
+    assert loaded.next_item() == session.next_item()
+    fresh = ec.Session(pool, "f1", name, seed=4, budget=80)
+    new_defaults = {"batch_repeats": True, "oracle_model": "mixture"}
+    assert fresh.options == {option: new_defaults[option] for option in old}
