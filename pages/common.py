@@ -110,6 +110,29 @@ def measure_choices(pool: ec.Pool) -> list[str]:
     return BINARY_MEASURES if pool.n_classes == 2 else MULTICLASS_MEASURES
 
 
+def sampler_uses(sampler_name: str, pool: ec.Pool) -> str:
+    """One line: which of the classifier's outputs the sampler draws on."""
+    probabilities = "the classifier's probabilities (the probability column, or expit(score))"
+    if pool.n_classes != 2:
+        probabilities = "the classifier's class probabilities"
+    uses = {
+        "ais": (
+            f"Uses {probabilities} item by item, recalibrated on your answers, mixed with a "
+            "model of the scores' blocks that keeps looking where the classifier is sure."
+            if pool.n_classes == 2
+            else f"Uses the scores' order for its blocks and {probabilities} as the blocks' "
+            "prior, corrected by your answers."
+        ),
+        "bernoulli": f"Uses {probabilities} as its model, corrected by your answers.",
+        "is": f"Uses {probabilities} as given; your answers never change its proposal.",
+        "stratified": "Uses the scores only (strata of equal score range by the CSF rule).",
+        "neyman": f"Uses the scores for its strata and {probabilities} for the allocation.",
+        "passive": "Uses nothing from the classifier: every item is equally likely.",
+        "oasis": f"Uses the scores for its strata and {probabilities} as their prior.",
+    }
+    return uses[sampler_name]
+
+
 def sampler_choices(pool: ec.Pool) -> list[str]:
     return [name for name in SAMPLER_LABELS if pool.n_classes == 2 or name != "oasis"]
 

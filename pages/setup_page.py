@@ -49,6 +49,7 @@ with left:
         help="AIS learns where the informative items are as you label; it needs the fewest "
         "labels under class imbalance. Bernoulli sampling labels in rounds.",
     )
+    st.caption(common.sampler_uses(sampler, pool))
     oracle = st.radio(
         "Your answers are",
         ["final (deterministic)", "possibly inconsistent on repeat (stochastic)"],

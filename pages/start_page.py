@@ -175,14 +175,25 @@ except ec.PoolValidationError as error:
 for warning in ec.pool_warnings(pool):
     st.warning(common.plain(warning))
 st.markdown("**Preview**")
-a, b, c, d = st.columns(4)
+a, b, c, d, e = st.columns(5)
 a.metric("Items", f"{pool.n_pool:,}")
 b.metric("Classes", ", ".join(map(str, pool.classes)))
 if pool.n_classes == 2:
-    c.metric("Predicted positive", f"{np.mean(pool.y_pred == 1):.2%}")
+    predicted = int(np.sum(pool.y_pred == 1))
+    c.metric("Predicted positive", f"{predicted:,} ({predicted / pool.n_pool:.2%})")
+    d.metric(
+        "Expected positives",
+        f"{pool.prob[:, 1].sum():,.1f}",
+        help="The sum of the classifier's probabilities (the probability column, or "
+        "expit(score) when none is mapped): the number of positives they predict. Far from "
+        "the predicted-positive count, the probabilities are probably not calibrated.",
+    )
 else:
     c.metric("Most predicted class", str(pool.classes[np.bincount(pool.y_pred).argmax()]))
-d.metric("True labels", "yes" if pool.y_true is not None else "no")
+    d.metric(
+        "Expected of that class", f"{pool.prob[:, np.bincount(pool.y_pred).argmax()].sum():,.1f}"
+    )
+e.metric("True labels", "yes" if pool.y_true is not None else "no")
 scores = pool.binary_scores if pool.n_classes == 2 else pool.prob.max(axis=1)
 figure = go.Figure(go.Histogram(x=scores, nbinsx=60))
 figure.update_layout(

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from scipy.special import expit
 from streamlit.testing.v1 import AppTest
 
 import evalcore as ec
@@ -63,6 +65,10 @@ def test_opening_a_sample_leads_to_the_set_up_page_with_defaults():
     assert at.selectbox(key="setup_sampler").value == "ais"
     assert at.selectbox(key="setup_measure").value == "f1"
     assert "Product record pairs" in " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert "probabilities (the probability column, or expit(score)) item by item" in captions
+    at.selectbox(key="setup_sampler").set_value("stratified").run()
+    assert "Uses the scores only" in " ".join(c.value for c in at.caption)
 
 
 def test_labelling_updates_the_estimate_and_undo_goes_back(database):
@@ -191,7 +197,12 @@ def test_the_offending_rows_are_shown():
 def test_a_good_upload_is_previewed_and_used():
     content = (ROOT / "sample_data" / "products.csv").read_bytes()
     at = upload(content, "my-pairs.csv")
-    assert [m.value for m in at.metric][:1] == ["2,000"]
+    frame = pd.read_csv(ROOT / "sample_data" / "products.csv")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Items"] == "2,000"
+    predicted = int((frame["score"] >= 0).sum())  # scores are logits; no pred column
+    assert metrics["Predicted positive"] == f"{predicted:,} ({predicted / 2000:.2%})"
+    assert metrics["Expected positives"] == f"{expit(frame['score']).sum():,.1f}"
     at.button(key="use_upload").click().run()
     assert not at.exception
     assert "Pool: **my\\-pairs**, 2,000 items" in " ".join(c.value for c in at.caption)
