@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .measures import Measure
-from .oracle import DirichletTreeModel, ItemLevelModel, prior_from_probabilities
+from .oracle import DirichletTreeModel, prior_from_probabilities
 from .pool import Pool
-from .samplers import Proposal, checked_label, model_risk
-from .strata import compact_codes, group_order, partition_pool
+from .samplers import Proposal, checked_label, model_risk, oracle_cells
+from .strata import group_order, partition_pool
 
 __all__ = ["water_fill", "BernoulliSampler", "Round"]
 
@@ -117,25 +117,11 @@ class BernoulliSampler:
         self.model_ = DirichletTreeModel(
             self.partition, prior_from_probabilities(pool.prob, self.partition)
         )
-        self.item_model_ = None
-        bin_of, n_bins = np.zeros(pool.n_pool, dtype=np.int64), 1
-        if oracle_model not in ("block", "item", "mixture"):
-            raise ValueError(
-                f"`oracle_model` must be 'block', 'item' or 'mixture', got {oracle_model!r}."
-            )
-        self.oracle_model = oracle_model if pool.n_classes == 2 else "block"
-        if self.oracle_model != "block":
-            self.item_model_ = ItemLevelModel(
-                pool.prob[:, 1], self.partition.block, self.partition.n_blocks
-            )
-            bin_of, n_bins = self.item_model_.bin_of, self.item_model_.n_bins
-        block_bin = self.partition.block * n_bins + bin_of
-        present, self.cell_of_ = compact_codes(block_bin * self.n_codes_ + self.codes_)
-        self.cell_block_ = present // (n_bins * self.n_codes_)
-        self.cell_code_ = present % self.n_codes_
+        cells = oracle_cells(pool, self.partition, self.codes_, self.n_codes_, oracle_model)
+        self.oracle_model, self.item_model_ = cells.model, cells.item_model
+        self.cell_of_, self.cell_block_, self.cell_code_ = cells.cell_of, cells.block, cells.code
+        self.cell_logit_ = cells.logit
         self.cell_size_ = np.bincount(self.cell_of_)
-        if self.item_model_ is not None:
-            self.cell_logit_ = np.bincount(self.cell_of_, self.item_model_.logit_) / self.cell_size_
         self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
         self.cell_items_ = group_order(self.cell_of_, len(self.cell_size_), self.rng_)
         self.cell_sampled_ = np.zeros(len(self.cell_size_), dtype=np.int64)

@@ -416,6 +416,40 @@ class StaticISSampler(ImportanceSampler):
         return self._values
 
 
+@dataclass(frozen=True)
+class OracleCells:
+    """Items grouped for an oracle model: cells of (block, bin of logit p̂, loss code), with
+    one bin per block when the model is the block-level tree. ``block``, ``code`` and
+    ``logit`` (the mean logit p̂; None for the tree) are per cell; ``cell_of`` per item."""
+
+    model: str
+    item_model: ItemLevelModel | None
+    cell_of: np.ndarray
+    block: np.ndarray
+    code: np.ndarray
+    logit: np.ndarray | None
+
+
+def oracle_cells(pool, partition, codes, n_codes, oracle_model: str) -> OracleCells:
+    """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
+    "mixture"; multi-class pools always use "block")."""
+    if oracle_model not in ("block", "item", "mixture"):
+        raise ValueError(
+            f"`oracle_model` must be 'block', 'item' or 'mixture', got {oracle_model!r}."
+        )
+    model = oracle_model if pool.n_classes == 2 else "block"
+    item_model, bin_of, n_bins = None, np.zeros(pool.n_pool, dtype=np.int64), 1
+    if model != "block":
+        item_model = ItemLevelModel(pool.prob[:, 1], partition.block, partition.n_blocks)
+        bin_of, n_bins = item_model.bin_of, item_model.n_bins
+    present, cell_of = compact_codes((partition.block * n_bins + bin_of) * n_codes + codes)
+    logit = None
+    if item_model is not None:
+        logit = np.bincount(cell_of, item_model.logit_) / np.bincount(cell_of)
+    block, code = present // (n_bins * n_codes), present % n_codes
+    return OracleCells(model, item_model, cell_of, block, code, logit)
+
+
 class AISSampler(ImportanceSampler):
     """Adaptive importance sampling (seed 003 Algorithm 1), refreshed after every answer.
 
@@ -464,10 +498,6 @@ class AISSampler(ImportanceSampler):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         if not 0 <= defensive < 1:
             raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
-        if oracle_model not in ("block", "item", "mixture"):
-            raise ValueError(
-                f"`oracle_model` must be 'block', 'item' or 'mixture', got {oracle_model!r}."
-            )
         self.separate_labelled = deterministic
         self.epsilon = epsilon
         self.defensive = defensive
@@ -480,23 +510,11 @@ class AISSampler(ImportanceSampler):
             em_tol=em_tol,
             em_max_iter=em_max_iter,
         )
-        self.item_model_ = None
-        bin_of, n_bins = np.zeros(pool.n_pool, dtype=np.int64), 1
-        self.oracle_model = oracle_model if pool.n_classes == 2 else "block"
-        if self.oracle_model != "block":
-            self.item_model_ = ItemLevelModel(
-                pool.prob[:, 1], self.partition.block, self.partition.n_blocks
-            )
-            bin_of, n_bins = self.item_model_.bin_of, self.item_model_.n_bins
-        block_bin = self.partition.block * n_bins + bin_of
-        present, cell_of = compact_codes(block_bin * self.n_codes_ + self.codes_)
-        self.cell_block_ = present // (n_bins * self.n_codes_)
-        self.cell_code_ = present % self.n_codes_
-        if self.item_model_ is not None:
-            size = np.bincount(cell_of)
-            self.cell_logit_ = np.bincount(cell_of, self.item_model_.logit_) / size
+        cells = oracle_cells(pool, self.partition, self.codes_, self.n_codes_, oracle_model)
+        self.oracle_model, self.item_model_ = cells.model, cells.item_model
+        self.cell_block_, self.cell_code_, self.cell_logit_ = cells.block, cells.code, cells.logit
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
-        self._build_cells(cell_of)
+        self._build_cells(cells.cell_of)
 
     @property
     def epsilon_t(self) -> float:
