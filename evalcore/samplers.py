@@ -466,14 +466,15 @@ class AISSampler(ImportanceSampler):
     * ``"item"`` (binary pools): ``ItemLevelModel``, each item's classifier probability
       recalibrated on the answers with a shrunk correction per block, on cells of (block, bin
       of logit p̂, loss code);
-    * ``"mixture"`` (the default; binary pools, else ``"block"``): the equal mixture of the
-      two proposals, q = (q_item + q_block) / 2. The item-level model trusts the classifier
-      where it is sure, so on its own it rarely looks where the classifier's probabilities
-      are falsely tiny (over-confident pools); the tree's prior spreads the positives over
-      every block, so on its own it wastes labels where calibrated probabilities are sure.
-      A mixture's importance weights are at most twice either component's (a defensive
-      mixture: Hesterberg 1995, Owen & Zhou 2000), so the second moment of every weighted
-      loss is at most twice that of the better of the two; Theorem 1's floor holds for both.
+    * ``"mixture"`` (the default; binary pools, else ``"block"``): the mixture of the two
+      proposals, q = (1 - lambda) q_item + lambda q_block. The item-level model trusts the
+      classifier where it is sure, so on its own it rarely looks where the classifier's
+      probabilities are falsely tiny (over-confident pools); the tree's prior spreads the
+      positives over every block, so on its own it wastes labels where calibrated
+      probabilities are sure. lambda (``block_share``; None: chosen after every answer by
+      ``_block_share``, in [0.1, 0.9]) keeps the weights within 1 / min(lambda, 1 - lambda)
+      of either component's (a defensive mixture: Hesterberg 1995, Owen & Zhou 2000), and
+      Theorem 1's floor holds for both components.
     """
 
     separate_labelled = True
@@ -494,10 +495,14 @@ class AISSampler(ImportanceSampler):
         em_max_iter=500,
         batch_repeats=True,
         oracle_model="mixture",
+        block_share=None,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         if not 0 <= defensive < 1:
             raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
+        if block_share is not None and not 0 <= block_share <= 1:
+            raise ValueError(f"`block_share` must lie in [0, 1], got {block_share!r}.")
+        self.block_share = block_share
         self.separate_labelled = deterministic
         self.epsilon = epsilon
         self.defensive = defensive
@@ -550,9 +555,9 @@ class AISSampler(ImportanceSampler):
             self.pool.n_pool,
         )
 
-    def _values_under(self, response: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    def _values_under(self, response: np.ndarray):
         """Prop. 4's unnormalised values under one model: per cell, per labelled item
-        (deterministic), and their total mass."""
+        (deterministic), their total mass, and ||Dg(R_t) l(c, y)||^2 per code and class."""
         eps = self.epsilon_t
         sq_norm = self.measure.sq_norm_dg_loss(
             self.model_risk(response), self.n_codes_, self.pool.n_classes
@@ -572,16 +577,44 @@ class AISSampler(ImportanceSampler):
                 self._nonzero[codes, labels], np.maximum(np.sqrt(sq_norm[codes, labels]), eps), 0.0
             )
         counts = self.cell_unlabelled_ if self.separate_labelled else self.cell_size_
-        return cells, labelled, float(cells @ counts + labelled.sum())
+        return cells, labelled, float(cells @ counts + labelled.sum()), sq_norm
 
     def _cell_values(self):
         if self.oracle_model != "mixture":
-            cells, self._labelled, _ = self._values_under(self.cell_response())
+            cells, self._labelled, _, _ = self._values_under(self.cell_response())
             return cells
-        parts = [self._values_under(self.cell_response(model)) for model in ("item", "block")]
-        cells = sum(part[0] / part[2] for part in parts) / 2
-        self._labelled = sum(part[1] / part[2] for part in parts) / 2
+        item, block = (self._values_under(self.cell_response(m)) for m in ("item", "block"))
+        self.block_share_ = self.block_share
+        if self.block_share is None:
+            self.block_share_ = self._block_share(item, block)
+        share = self.block_share_
+        cells = (1 - share) * item[0] / item[2] + share * block[0] / block[2]
+        self._labelled = (1 - share) * item[1] / item[2] + share * block[1] / block[2]
         return cells
+
+    def _block_share(self, item, block) -> float:
+        """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1, 0.9]: the grid value
+        that minimizes the draws' estimate of the proposal's second moment,
+        sum_x p(x)^2 u(x)^2 / q_lambda(x) ~ (1/n) sum_j w_j p(x_j) u_j^2 / q_lambda(x_j), with
+        u = Dg(R_t) l at each draw's answer (He & Owen 2014 choose mixture weights the same
+        way); 0.5 until a draw has a non-zero u. The bounds keep each proposal's weights
+        within 10 times its own (a defensive mixture, Hesterberg 1995)."""
+        draws = self.draws()
+        u2 = item[3][self.codes_[draws.items], draws.labels]
+        matters = (u2 > 0) & (draws.count > 0)
+        if not matters.any():
+            return 0.5
+        items = draws.items[matters]
+        if self.separate_labelled:
+            position = self.labelled_position_[items]
+            q_item, q_block = item[1][position] / item[2], block[1][position] / block[2]
+        else:
+            cell = self.cell_of_[items]
+            q_item, q_block = item[0][cell] / item[2], block[0][cell] / block[2]
+        shares = np.linspace(0.1, 0.9, 33)
+        q = (1 - shares[:, None]) * q_item + shares[:, None] * q_block
+        terms = (draws.count * draws.weight * u2)[matters]
+        return float(shares[np.argmin((terms / q).sum(axis=1))])
 
     def _labelled_values(self):
         return self._labelled

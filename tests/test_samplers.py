@@ -218,10 +218,11 @@ def test_the_cost_of_the_next_item_does_not_grow_with_the_repeats():
     assert len(draws.items) <= 2 * sampler.n_labels  # one entry per new draw and per item
 
 
-def test_the_default_ais_proposal_is_the_mean_of_the_item_and_block_proposals():
-    """Three AIS samplers given the same answers: the default's pmf is the mean of the
-    item-level and block-level pmfs, item by item (so its weights are at most twice
-    either's), and a multi-class pool falls back to the block-level model."""
+def test_the_default_ais_proposal_mixes_the_item_and_block_proposals():
+    """Three AIS samplers given the same answers: the default's pmf is the mixture
+    (1 - lambda) q_item + lambda q_block of the item-level and block-level pmfs, item by item,
+    with lambda in [0.1, 0.9] (so its weights are at most 10 times either's), and a
+    multi-class pool falls back to the block-level model."""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
     samplers = {
@@ -235,7 +236,10 @@ def test_the_default_ais_proposal_is_the_mean_of_the_item_and_block_proposals():
             sampler.record(pool.y_true[item])
     pmf = {model: sampler.pmf() for model, sampler in samplers.items()}
     assert not np.allclose(pmf["item"], pmf["block"])
-    np.testing.assert_allclose(pmf["mixture"], (pmf["item"] + pmf["block"]) / 2, rtol=1e-12)
+    share = samplers["mixture"].block_share_
+    assert 0.1 <= share <= 0.9
+    mixed = (1 - share) * pmf["item"] + share * pmf["block"]
+    np.testing.assert_allclose(pmf["mixture"], mixed, rtol=1e-12)
     three_class = multiclass_pool(n=300)
     default = ec.make_sampler("ais", three_class, ec.get_measure("macro_f1", 3), 0, depth=4)
     assert default.oracle_model == "block"
@@ -255,3 +259,25 @@ def test_bernoulli_inclusion_probabilities_are_the_mean_of_the_two_models():
     np.testing.assert_allclose(b["mixture"], (b["item"] + b["block"]) / 2, rtol=1e-12)
     assert b["mixture"].sum() == pytest.approx(30.0)
     assert not np.allclose(b["item"], b["block"])
+
+
+def test_the_block_share_minimizes_the_draws_estimate_of_the_second_moment():
+    """lambda is the grid point where (1/n) sum_j w_j p u_j^2 / q_lambda(x_j) is smallest,
+    recomputed here item by item from the two samplers' pmfs."""
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 3, depth=4)
+    while sampler.n_labels < 60:
+        sampler.record(pool.y_true[sampler.propose().item])
+    sampler.pmf_of(np.arange(1))  # refreshes the proposal after the last answer
+    item, block = (sampler._values_under(sampler.cell_response(m)) for m in ("item", "block"))
+    draws = sampler.draws()
+    u2 = item[3][sampler.codes_[draws.items], draws.labels]
+    position = sampler.labelled_position_[draws.items]
+    grid = np.linspace(0.1, 0.9, 33)
+    moments = []
+    for share in grid:
+        q = (1 - share) * item[1][position] / item[2] + share * block[1][position] / block[2]
+        needed = u2 > 0
+        moments.append(np.sum((draws.count * draws.weight * u2)[needed] / q[needed]))
+    assert sampler.block_share_ == pytest.approx(grid[int(np.argmin(moments))])
