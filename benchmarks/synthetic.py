@@ -4,7 +4,12 @@
   (every label is drawn from its item's probability) and sharp: a small confident cluster and
   a bulk whose tail holds a few false negatives at moderate probability;
 * ``over_confident``: positives about 1 in 1,000 drawn from true probabilities, while the
-  pool's probability column reports expit(3 logit), far too sure in both directions.
+  pool's probability column reports expit(3 logit), far too sure in both directions;
+* ``sharp_calibrated``: 54,000 items, 24 positives (1 in 2,250), calibrated and sharp: a
+  cluster of about 18 confident items (the 22 predicted positives are all true), about 12
+  items at moderate probability (logit -1.5 +- 1) that hold the 2 false negatives (at 0.12
+  and 0.15), and a bulk at logit -16 that holds none (issue 13's held-out entity-resolution
+  pool, in miniature).
 
 Scores are the reported logits; predictions are reported probability >= 0.5.
 """
@@ -15,26 +20,32 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-POOLS = ("rare_calibrated", "over_confident")
+POOLS = ("rare_calibrated", "over_confident", "sharp_calibrated")
 
 
-def _mixture_logits(rng, n_pool, share, confident, bulk) -> np.ndarray:
-    """True logits: a ``share`` of items around ``confident`` (mean, sd), the rest ``bulk``."""
-    in_cluster = rng.random(n_pool) < share
-    means = np.where(in_cluster, confident[0], bulk[0])
-    sds = np.where(in_cluster, confident[1], bulk[1])
-    return means + sds * rng.standard_normal(n_pool)
+def _mixture_logits(rng, n_pool, shares, components) -> np.ndarray:
+    """True logits from a Normal mixture: ``components`` (mean, sd) pairs, the first ones with
+    the given ``shares`` of the items, the last one (the bulk) with the rest."""
+    component = np.searchsorted(np.cumsum(shares), rng.random(n_pool), side="right")
+    means, sds = np.array(components, dtype=float).T
+    return means[component] + sds[component] * rng.standard_normal(n_pool)
 
 
-def make_pool(name: str, n_pool: int = 50_000, seed: int = 0) -> pd.DataFrame:
-    """A pool as a table with item_id, score, pred, prob and label columns."""
+def make_pool(name: str, n_pool: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """A pool as a table with item_id, score, pred, prob and label columns (``n_pool``:
+    50,000 by default, 54,000 for sharp_calibrated)."""
     rng = np.random.default_rng(seed)
+    n_pool = n_pool or (54_000 if name == "sharp_calibrated" else 50_000)
     if name == "rare_calibrated":
-        true_logit = _mixture_logits(rng, n_pool, 1.6e-4, (4.0, 1.5), (-11.0, 2.5))
+        true_logit = _mixture_logits(rng, n_pool, [1.6e-4], [(4.0, 1.5), (-11.0, 2.5)])
         reported = true_logit
     elif name == "over_confident":
-        true_logit = _mixture_logits(rng, n_pool, 8e-4, (1.0, 1.5), (-9.0, 2.0))
+        true_logit = _mixture_logits(rng, n_pool, [8e-4], [(1.0, 1.5), (-9.0, 2.0)])
         reported = 3.0 * true_logit
+    elif name == "sharp_calibrated":
+        shares = [18 / 54_000, 12 / 54_000]
+        true_logit = _mixture_logits(rng, n_pool, shares, [(7.0, 1.0), (-1.5, 1.0), (-16.0, 1.5)])
+        reported = true_logit
     else:
         raise ValueError(f"unknown synthetic pool {name!r}; choose one of {POOLS}.")
     label = (rng.random(n_pool) < expit(true_logit)).astype(int)
