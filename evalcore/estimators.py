@@ -279,7 +279,7 @@ def estimate_is(
     if n < 2:
         pass
     elif variance == "martingale":
-        factor = (losses * weight[:, None] - risk) * (root / np.sqrt(n * (n - 1)))[:, None]
+        factor = (losses * weight[:, None] - risk) * (root / np.sqrt(float(n) * (n - 1)))[:, None]
     elif np.any(matters & (q_now <= 0)):
         reason = (
             "the current proposal gives zero probability to a labelled item this "

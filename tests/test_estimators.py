@@ -234,3 +234,20 @@ def test_counted_draws_give_the_estimate_of_the_same_draws_listed_one_by_one(var
     )
     np.testing.assert_allclose(counted.value, listed.value, rtol=1e-12)
     np.testing.assert_allclose(counted.covariance, listed.covariance, rtol=1e-12)
+
+
+def test_billions_of_counted_draws_do_not_overflow_the_variance():
+    """Regression: n (n - 1) beyond 2^63 became a Python int that numpy cannot take the
+    square root of (ais-1 on an over-confident pool repeats labelled items ~10^10 times)."""
+    measure = ec.get_measure("f1")
+    losses = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])[:, : measure.d]
+    estimate = ec.estimators.estimate_is(
+        losses,
+        np.array([0.5, 2.0]),
+        np.array([0.1, 0.1]),
+        50,
+        measure,
+        2,
+        count=np.array([2**33, 3]),
+    )
+    assert np.all(np.isfinite(estimate.covariance))
