@@ -14,7 +14,7 @@ from .measures import (
     Precision,
     Recall,
 )
-from .multiclass import MacroF1, MicroF1, PerClassRecall
+from .multiclass import MacroF1, MacroF1Harmonic, MicroF1, PerClassRecall
 from .pr_curve import PRCurve
 
 __all__ = ["get_measure", "MEASURE_NAMES"]
@@ -29,7 +29,12 @@ _BINARY = {
     "fowlkes_mallows": FowlkesMallows,
     "brier": BrierScore,
 }
-_MULTI = {"macro_f1": MacroF1, "micro_f1": MicroF1, "per_class_recall": PerClassRecall}
+_MULTI = {
+    "macro_f1": MacroF1,
+    "macro_f1_harmonic": MacroF1Harmonic,
+    "micro_f1": MicroF1,
+    "per_class_recall": PerClassRecall,
+}
 MEASURE_NAMES = (*_BINARY, "fbeta:<beta>", "pr_curve:<n_thresholds>", *_MULTI)
 
 

@@ -40,7 +40,7 @@ BINARY_MEASURES = (
     "fowlkes_mallows",
     "brier",
 )
-MULTICLASS_MEASURES = ("accuracy", "macro_f1", "micro_f1", "per_class_recall")
+MULTICLASS_MEASURES = ("accuracy", "macro_f1", "macro_f1_harmonic", "micro_f1", "per_class_recall")
 
 
 def trace(session: Session, confidence_level: float = 0.95, max_points: int = 200) -> pd.DataFrame:

@@ -345,12 +345,15 @@ class FowlkesMallows(Measure):
 
 
 class BrierScore(Measure):
-    """Brier score: loss 2 (p1(x) - y)^2, g = R. Codes index the distinct probabilities."""
+    """Brier score of a binary classifier as scikit-learn's ``brier_score_loss`` defines it:
+    loss (p1(x) - y)^2, g = R, the mean squared error of the positive-class probability.
+    Brier (1950) sums the squared error over both classes, which is exactly twice this.
+    Codes index the distinct probabilities."""
 
     name = "brier"
     d = 1
-    bounded = False
-    value_range = (0.0, 2.0)
+    bounded = False  # a mean of squares, not a proportion: no Beta limits
+    value_range = (0.0, 1.0)
     linear_fractional = True
     component_names = ("brier",)
 
@@ -366,7 +369,7 @@ class BrierScore(Measure):
 
     def loss(self, codes, labels):
         p1 = self._prob_values[codes]
-        return (2 * (p1 - labels) ** 2)[:, None]
+        return ((p1 - labels) ** 2)[:, None]
 
     def g(self, R):
         return np.array([R[0]])

@@ -1,4 +1,4 @@
-"""Multi-class measures: per-class recall, micro-F1 and macro-F1 (seed 004, App. D)."""
+"""Multi-class measures: per-class recall, micro-F1 and two macro-F1s (seed 004, App. D)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from .measures import Measure, MeasureError
 
-__all__ = ["PerClassRecall", "MicroF1", "MacroF1"]
+__all__ = ["PerClassRecall", "MicroF1", "MacroF1", "MacroF1Harmonic"]
 
 
 class _MultiClass(Measure):
@@ -78,19 +78,62 @@ class MicroF1(_MultiClass):
 
 
 class MacroF1(_MultiClass):
-    """Macro-F1 as in seed 004 (App. D.3, eqs. 98-102): the harmonic mean of macro precision
-    P = mean_c TP_c / (TP_c + FP_c) and macro recall R = mean_c TP_c / (TP_c + FN_c).
+    """Macro-F1 as scikit-learn's ``f1_score(..., average="macro")`` defines it: the mean over
+    classes of F1_c = TP_c / ((PP_c + AP_c) / 2), with PP_c and AP_c the predicted and actual
+    counts of class c (seed 004, eq. 90 with alpha = 1/2, per class, then averaged).
 
-    loss = [1[y=c, f=c] (C), 1[f=c] (C), 1[y=c] (C)]. Note: scikit-learn's ``f1_score(...,
-    average="macro")`` is the mean of per-class F1, a different number.
+    loss = [1[y=c, f=c] (C), (1[f=c] + 1[y=c]) / 2 (C)], g = mean_c R_c / R_{C+c}.
     """
 
     name = "macro_f1"
+    linear_fractional = False  # a mean of ratios: its extremes need not lie at vertices
+
+    def __init__(self, n_classes: int):
+        super().__init__(n_classes)
+        self.d = 2 * self.C
+        self.component_names = ("macro_f1",)
+
+    def loss(self, codes, labels):
+        onehot_y = np.eye(self.C)[labels]
+        onehot_f = np.eye(self.C)[codes]
+        return np.hstack([onehot_y * onehot_f, (onehot_f + onehot_y) / 2])
+
+    def g(self, R):
+        if self.undefined_reason(R):
+            return np.array([np.nan])
+        C = self.C
+        return np.array([np.mean(R[:C] / R[C:])])
+
+    def jacobian(self, R):
+        C = self.C
+        tp, half_sum = R[:C], R[C:]
+        J = np.zeros((1, self.d))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            J[0, :C] = 1 / (C * half_sum)
+            J[0, C:] = -tp / (C * half_sum**2)
+        return J
+
+    def undefined_reason(self, R):
+        for c in range(self.C):
+            if R[self.C + c] <= 0:
+                return f"no item predicted as or of class {c} labelled yet"
+        return None
+
+
+class MacroF1Harmonic(_MultiClass):
+    """Macro-F1 as seed 004 defines it (App. D.3, eqs. 98-102): the harmonic mean of macro
+    precision P = mean_c TP_c / (TP_c + FP_c) and macro recall R = mean_c TP_c / (TP_c + FN_c).
+    It differs from ``MacroF1`` (the mean of per-class F1) whenever classes differ.
+
+    loss = [1[y=c, f=c] (C), 1[f=c] (C), 1[y=c] (C)].
+    """
+
+    name = "macro_f1_harmonic"
 
     def __init__(self, n_classes: int):
         super().__init__(n_classes)
         self.d = 3 * self.C
-        self.component_names = ("macro_f1",)
+        self.component_names = ("macro_f1_harmonic",)
 
     def loss(self, codes, labels):
         onehot_y = np.eye(self.C)[labels]

@@ -32,7 +32,10 @@ __all__ = [
 ]
 
 SAMPLER_NAMES = ("ais", "ais-1", "bernoulli", "is", "stratified", "neyman", "passive", "oasis")
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
+# Measures whose name changed meaning, with the name of what a session saved before meant:
+# in format 1 and in databases before user_version 1, ``macro_f1`` was seed 004's harmonic mean.
+RENAMED_MEASURES = {"macro_f1": "macro_f1_harmonic"}
 
 
 class SessionError(ValueError):
@@ -245,8 +248,10 @@ class Session:
         """Load a session saved by ``to_json`` onto ``pool`` and replay its log."""
         try:
             data = json.loads(text)
-            if data.get("version") != _FORMAT_VERSION:
+            if data.get("version") not in (1, _FORMAT_VERSION):
                 raise SessionError(f"unsupported session format {data.get('version')!r}.")
+            if data["version"] == 1:
+                data["measure"] = RENAMED_MEASURES.get(data["measure"], data["measure"])
             if data["pool"] != pool_fingerprint(pool):
                 raise SessionError("the session was saved for a different pool.")
             return cls(

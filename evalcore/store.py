@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .pool import ColumnMapping, Pool
-from .session import Session, log_digest, saved_options
+from .session import RENAMED_MEASURES, Session, log_digest, saved_options
 from .tables import frame_from_bytes
 
 __all__ = ["Store", "StoreError", "SessionConflict", "mapping_to_json", "mapping_from_json"]
@@ -110,11 +110,27 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._connect() as db:
                 db.executescript(_SCHEMA)
+                self._migrate(db)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"The session database {self.path} cannot be opened ({exc}). "
                 "Point EVAL_DB to a writable file."
             ) from None
+
+    @staticmethod
+    def _migrate(db) -> None:
+        """Bring a database written by an older version up to date (``PRAGMA user_version``).
+
+        1: ``macro_f1`` named seed 004's harmonic mean of macro precision and recall until it
+        became scikit-learn's mean of per-class F1; older sessions keep the measure they
+        sampled for under its new name.
+        """
+        if db.execute("PRAGMA user_version").fetchone()[0] < 1:
+            db.execute(
+                "UPDATE sessions SET measure = ? WHERE measure = 'macro_f1'",
+                (RENAMED_MEASURES["macro_f1"],),
+            )
+            db.execute("PRAGMA user_version = 1")
 
     @contextmanager
     def _connect(self):

@@ -1,6 +1,9 @@
 """Measures against direct counts, Jacobians against finite differences."""
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import multiclass_pool, synthetic_pool
 
@@ -18,7 +21,7 @@ BINARY = [
     "brier",
     "pr_curve:7",
 ]
-MULTI = ["macro_f1", "micro_f1", "per_class_recall", "accuracy"]
+MULTI = ["macro_f1", "macro_f1_harmonic", "micro_f1", "per_class_recall", "accuracy"]
 
 
 def direct(name, y, f, p1=None):
@@ -45,7 +48,7 @@ def direct(name, y, f, p1=None):
     if name == "fowlkes_mallows":
         return tp / np.sqrt((tp + fp) * (tp + fn))
     if name == "brier":
-        return np.mean((p1 - y) ** 2 + ((1 - p1) - (1 - y)) ** 2)
+        return np.mean((p1 - y) ** 2)
     raise KeyError(name)
 
 
@@ -83,8 +86,10 @@ def test_multiclass_measures_match_direct_counts():
     P, R = np.mean(precision), np.mean(recall)
     np.testing.assert_allclose(pool_value(pool, ec.get_measure("per_class_recall", 3)), recall)
     np.testing.assert_allclose(pool_value(pool, ec.get_measure("micro_f1", 3)), [np.mean(y == f)])
+    f1 = [2 * p * r / (p + r) for p, r in zip(precision, recall, strict=True)]
+    np.testing.assert_allclose(pool_value(pool, ec.get_measure("macro_f1", 3)), [np.mean(f1)])
     np.testing.assert_allclose(
-        pool_value(pool, ec.get_measure("macro_f1", 3)), [2 * P * R / (P + R)]
+        pool_value(pool, ec.get_measure("macro_f1_harmonic", 3)), [2 * P * R / (P + R)]
     )
 
 
@@ -115,7 +120,7 @@ def test_jacobian_matches_finite_differences(name):
     np.testing.assert_allclose(J, numeric, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["pr_curve:7", "f1", "mcc", "macro_f1"])
+@pytest.mark.parametrize("name", ["pr_curve:7", "f1", "mcc", "macro_f1", "macro_f1_harmonic"])
 def test_fast_squared_norm_matches_dense_computation(name):
     measure = ec.get_measure(name, n_classes=3)
     rng = np.random.default_rng(5)
@@ -152,3 +157,52 @@ def test_single_predicted_class_is_rejected_for_measures_that_need_both():
     with pytest.raises(ec.MeasureError, match="predicts no item as class 1"):
         ec.get_measure("precision").check_pool(pool)
     ec.get_measure("recall").check_pool(pool)  # recall is defined without predicted positives
+
+
+SKLEARN = {  # our measure -> scikit-learn's function of (y_true, y_pred, positive probability)
+    "f1": lambda m, y, f, p: m.f1_score(y, f),
+    "fbeta:2": lambda m, y, f, p: m.fbeta_score(y, f, beta=2),
+    "precision": lambda m, y, f, p: m.precision_score(y, f),
+    "recall": lambda m, y, f, p: m.recall_score(y, f),
+    "accuracy": lambda m, y, f, p: m.accuracy_score(y, f),
+    "balanced_accuracy": lambda m, y, f, p: m.balanced_accuracy_score(y, f),
+    "mcc": lambda m, y, f, p: m.matthews_corrcoef(y, f),
+    # scikit-learn's fowlkes_mallows_score compares clusterings (pairs of items), not this
+    "fowlkes_mallows": lambda m, y, f, p: np.sqrt(m.precision_score(y, f) * m.recall_score(y, f)),
+    "brier": lambda m, y, f, p: m.brier_score_loss(y, p),
+}
+
+
+def _abt_buy_pool():
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "abt-buy.csv.gz"
+    if not path.exists():
+        pytest.skip("the shared data is not beside the project")
+    frame = pd.read_csv(path)
+    mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label", prob="prob")
+    return ec.Pool.from_dataframe(frame, mapping)
+
+
+@pytest.mark.parametrize("name", list(SKLEARN))
+def test_binary_measures_equal_scikit_learns_on_a_real_pool(name):
+    metrics = pytest.importorskip("sklearn.metrics")
+    pool = _abt_buy_pool()
+    expected = SKLEARN[name](metrics, pool.y_true, pool.y_pred, pool.prob[:, 1])
+    np.testing.assert_allclose(pool_value(pool, ec.get_measure(name)), [expected], rtol=1e-12)
+
+
+def test_multiclass_measures_equal_scikit_learns_on_the_three_class_demo():
+    metrics = pytest.importorskip("sklearn.metrics")
+    frame = pd.read_csv(Path(__file__).resolve().parents[1] / "sample_data" / "sentiment3.csv")
+    pool = ec.Pool.from_dataframe(frame, ec.detect_mapping(frame))
+    y, f = pool.y_true, pool.y_pred
+    expected = {
+        "macro_f1": [metrics.f1_score(y, f, average="macro")],
+        "micro_f1": [metrics.f1_score(y, f, average="micro")],
+        "accuracy": [metrics.accuracy_score(y, f)],
+        "per_class_recall": metrics.recall_score(y, f, average=None),
+    }
+    for name, value in expected.items():
+        np.testing.assert_allclose(pool_value(pool, ec.get_measure(name, 3)), value, rtol=1e-12)
+    macro = pool_value(pool, ec.get_measure("macro_f1", 3))[0]
+    harmonic = pool_value(pool, ec.get_measure("macro_f1_harmonic", 3))[0]
+    assert abs(macro - harmonic) > 1e-4  # the two definitions really differ on this pool

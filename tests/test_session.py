@@ -120,3 +120,16 @@ def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, o
     fresh = ec.Session(pool, "f1", name, seed=4, budget=80)
     new_defaults = {"batch_repeats": True, "oracle_model": "mixture"}
     assert fresh.options == {option: new_defaults[option] for option in old}
+
+
+def test_a_macro_f1_session_saved_in_format_1_keeps_the_measure_it_sampled_for(mc_pool):
+    """Format 1 named seed 004's harmonic-mean macro-F1 ``macro_f1``; it is now
+    ``macro_f1_harmonic`` and ``macro_f1`` is scikit-learn's mean of per-class F1."""
+    session = ec.Session(mc_pool, "macro_f1_harmonic", "ais", seed=3, budget=60)
+    label_n(session, mc_pool, 30)
+    data = json.loads(session.to_json())
+    data.update(version=1, measure="macro_f1")
+    loaded = ec.Session.from_json(json.dumps(data), mc_pool)
+    assert loaded.measure_name == "macro_f1_harmonic"
+    same_estimate(loaded.estimate(), session.estimate())
+    assert loaded.next_item() == session.next_item()

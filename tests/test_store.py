@@ -173,3 +173,26 @@ def test_a_write_against_another_log_of_the_same_length_is_refused(store):
     with pytest.raises(SessionConflict):
         store.remove_last_answer(sid, 0, expected=seen_by_stale_window)
     assert store.answers(sid) == [(first, 1)]
+
+
+def test_a_database_from_before_the_macro_f1_rename_keeps_each_sessions_measure(tmp_path):
+    path = tmp_path / "sessions.db"
+    store = Store(path)
+    frame = ec.read_table(ROOT / "sample_data" / "sentiment3.csv")
+    key = store.save_pool(
+        "three", "sentiment3.csv", frame.to_csv(index=False).encode(), ec.detect_mapping(frame)
+    )
+    pool, _ = store.load_pool(key)
+    session = ec.Session(pool, "macro_f1_harmonic", "ais", seed=2, budget=40)
+    session_id = store.create_session(key, session)
+    label_and_save(store, session_id, session, 20)
+    with sqlite3.connect(path) as db:  # as an older version wrote it
+        db.execute("UPDATE sessions SET measure = 'macro_f1'")
+        db.execute("PRAGMA user_version = 0")
+    reopened = Store(path)
+    assert reopened.session_record(session_id).measure == "macro_f1_harmonic"
+    resumed = reopened.load_session(session_id, pool)
+    assert resumed.log == session.log
+    np.testing.assert_array_equal(resumed.estimate().value, session.estimate().value)
+    newer = reopened.create_session(key, ec.Session(pool, "macro_f1", "ais", seed=2))
+    assert Store(path).session_record(newer).measure == "macro_f1"  # migrated once only
