@@ -108,10 +108,11 @@ def pr_curve_figure(
     true_curve: pd.DataFrame | None = None,
     samples: list[pd.DataFrame] = (),
     threshold: float | None = None,
+    decimals: int = 3,
 ) -> go.Figure:
     """The estimated PR curve (precision against recall) with pointwise precision intervals,
     bootstrap curves in light grey, the true curve when known, and the point at
-    ``threshold``."""
+    ``threshold``; thresholds are shown with ``decimals`` decimals."""
     figure = go.Figure()
     for index, sample in enumerate(samples):
         figure.add_trace(
@@ -136,7 +137,7 @@ def pr_curve_figure(
             y=defined.precision,
             name="estimate",
             customdata=defined.threshold,
-            hovertemplate="threshold %{customdata:.3g}<br>recall %{x:.3f}<br>"
+            hovertemplate=f"threshold %{{customdata:.{decimals}f}}<br>recall %{{x:.3f}}<br>"
             "precision %{y:.3f}<extra></extra>",
         )
     )
@@ -157,7 +158,7 @@ def pr_curve_figure(
                 y=[row.precision],
                 mode="markers",
                 marker=dict(size=12, color="#d62728"),
-                name=f"threshold {row.threshold:.3g}",
+                name=f"threshold {row.threshold:.{decimals}f}",
             )
         )
     figure = _layout(figure, "Precision-recall curve", "recall", "precision")

@@ -30,6 +30,9 @@ def database(tmp_path, monkeypatch):
 
 
 def app():
+    """The app before its first run. Run it before ``switch_page``: with the navigation drawn by
+    the app (``position="hidden"``), AppTest switches only after the app registered its pages,
+    as a browser tab does."""
     return AppTest.from_file(APP, default_timeout=60)
 
 
@@ -95,9 +98,9 @@ def test_a_new_app_process_resumes_with_the_same_progress_and_estimate():
     at.button(key="auto").click().run()
     session_id = at.query_params["session"]
     estimate, caption = at.metric[0].value, at.caption[-1].value
-    fresh = app()
+    fresh = app().run()
     fresh.query_params["session"] = session_id
-    fresh.switch_page("pages/label_page.py").run()
+    fresh.switch_page("views/label_page.py").run()
     assert not fresh.exception
     assert progress(fresh) == "10 of 40 labels"
     assert fresh.metric[0].value == estimate
@@ -164,16 +167,16 @@ def test_saved_sessions_are_listed_resumed_and_deleted():
 
 
 def test_set_up_and_label_pages_explain_what_is_missing():
-    at = app()
-    at.switch_page("pages/setup_page.py").run()
+    at = app().run()
+    at.switch_page("views/setup_page.py").run()
     assert not at.exception
     assert "start page" in at.info[0].value
-    at = app()
-    at.switch_page("pages/label_page.py").run()
+    at = app().run()
+    at.switch_page("views/label_page.py").run()
     assert "Start a session" in at.info[0].value
-    at = app()
+    at = app().run()
     at.query_params["session"] = "no-such-session"
-    at.switch_page("pages/label_page.py").run()
+    at.switch_page("views/label_page.py").run()
     assert not at.exception
     assert "no saved session" in errors(at)
 
@@ -218,7 +221,7 @@ def labelled_session(budget=40, clicks=2, **options):
 
 def test_the_convergence_page_plots_the_session():
     at = labelled_session()
-    at.switch_page("pages/convergence_page.py").run()
+    at.switch_page("views/convergence_page.py").run()
     assert not at.exception, at.exception
     charts = at.get("plotly_chart")
     assert len(charts) == 4  # estimate, KL, weights, ESS
@@ -227,7 +230,7 @@ def test_the_convergence_page_plots_the_session():
 
 def test_the_convergence_page_lets_the_user_pick_a_component_of_a_vector_measure():
     at = labelled_session(measure="pr_curve")
-    at.switch_page("pages/convergence_page.py").run()
+    at.switch_page("views/convergence_page.py").run()
     assert not at.exception, at.exception
     at.selectbox(key="component").set_value("recall@50").run()
     assert not at.exception
@@ -235,7 +238,7 @@ def test_the_convergence_page_lets_the_user_pick_a_component_of_a_vector_measure
 
 def test_the_pr_explorer_reads_out_the_curve_at_the_threshold():
     at = labelled_session()
-    at.switch_page("pages/pr_explorer_page.py").run()
+    at.switch_page("views/pr_explorer_page.py").run()
     assert not at.exception, at.exception
     assert "not at the curve" in " ".join(c.value for c in at.caption)
     before = [m.value for m in at.metric]
@@ -245,9 +248,32 @@ def test_the_pr_explorer_reads_out_the_curve_at_the_threshold():
     assert "Lowest threshold" in " ".join(m.value for m in at.markdown)
 
 
+def test_the_pr_slider_readout_and_marker_agree_after_the_number_of_thresholds_changes():
+    """Regression: after "Thresholds on the curve" changed (100 -> 110), the slider showed one
+    threshold while the readout and the red marker used another."""
+    at = labelled_session()
+    at.switch_page("views/pr_explorer_page.py").run()
+    at.select_slider(key="threshold").set_value(30).run()
+    chosen = float(shown_threshold(at))
+    for n_thresholds in (110, 200, 20):
+        at.slider(key="n_thresholds").set_value(n_thresholds).run()
+        assert not at.exception, at.exception
+        slider = shown_threshold(at)
+        assert at.metric[0].label == f"Precision at {slider}"
+        marker = at.get("plotly_chart")[0].proto.spec
+        assert f"threshold {slider}" in marker
+        grid = [float(option) for option in at.select_slider(key="threshold").options]
+        assert float(slider) == min(grid, key=lambda t: abs(t - chosen))  # nearest on the grid
+
+
+def shown_threshold(at) -> str:
+    slider = at.select_slider(key="threshold")
+    return slider.options[slider.value]
+
+
 def test_the_compare_page_runs_simulations_and_keeps_the_results():
     at = opened_sample()
-    at.switch_page("pages/compare_page.py").run()
+    at.switch_page("views/compare_page.py").run()
     assert not at.exception, at.exception
     at.multiselect(key="compare_samplers").set_value(["is", "passive"])
     at.number_input(key="compare_budget").set_value(30)
@@ -256,22 +282,47 @@ def test_the_compare_page_runs_simulations_and_keeps_the_results():
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) == 2  # MSE and KL
     assert at.button(key="run_compare").disabled  # cached: nothing left to run
-    at.switch_page("pages/start_page.py").run()
-    at.switch_page("pages/compare_page.py").run()
+    at.switch_page("views/start_page.py").run()
+    at.switch_page("views/compare_page.py").run()
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_a_sampler_whose_estimate_is_never_defined_is_named_not_dropped():
+    """Regression: passive sampling on the needle pool vanished from the chart and table."""
+    at = opened_sample("needle.csv.gz")
+    at.switch_page("views/compare_page.py").run()
+    at.multiselect(key="compare_samplers").set_value(["passive", "is"])
+    at.number_input(key="compare_budget").set_value(20)
+    at.number_input(key="compare_repeats").set_value(2)
+    at.button(key="run_compare").click().run()
+    assert not at.exception, at.exception
+    messages = " ".join(info.value for info in at.info)
+    assert "Passive (uniform random): the estimate was undefined in every run" in messages
 
 
 def test_the_all_measures_page_lists_every_binary_measure():
     at = labelled_session()
-    at.switch_page("pages/measures_page.py").run()
+    at.switch_page("views/measures_page.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert {"F1 score", "Precision", "Recall", "Accuracy"} <= set(table.measure)
 
 
+def test_the_all_measures_page_names_classes_and_measures_in_words():
+    at = labelled_session(sample="sentiment3.csv", measure="macro_f1")
+    at.switch_page("views/measures_page.py").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert "component" not in table.columns
+    names = set(table.measure)
+    assert {"Macro-averaged F1", "Micro-averaged F1", "Accuracy"} <= names
+    assert {f"Recall of class {c}" for c in ("negative", "neutral", "positive")} <= names
+    assert not any("[" in name for name in names)
+
+
 def test_the_export_page_offers_the_log_report_and_figures():
     at = labelled_session()
-    at.switch_page("pages/export_page.py").run()
+    at.switch_page("views/export_page.py").run()
     assert not at.exception, at.exception
     keys = {button.key for button in at.get("download_button")}
     assert {"log_csv", "log_parquet", "report_json", "report_csv", "figure_estimate"} <= keys
@@ -279,16 +330,16 @@ def test_the_export_page_offers_the_log_report_and_figures():
 
 def test_insight_pages_without_a_session_point_to_the_start_page():
     for page in ("convergence_page", "pr_explorer_page", "measures_page", "export_page"):
-        at = app()
-        at.switch_page(f"pages/{page}.py").run()
+        at = app().run()
+        at.switch_page(f"views/{page}.py").run()
         assert not at.exception
         assert "Open a session first" in at.info[0].value
 
 
 def second_window(session_id):
-    other = app()
+    other = app().run()
     other.query_params["session"] = session_id
-    other.switch_page("pages/label_page.py").run()
+    other.switch_page("views/label_page.py").run()
     assert not other.exception, other.exception
     return other
 
@@ -355,7 +406,7 @@ def test_a_shared_password_from_secrets_guards_the_app():
     at.button[0].click().run()
     assert not at.exception
     assert not any(t.key == "access_password" for t in at.text_input)
-    at.switch_page("pages/start_page.py").run()
+    at.switch_page("views/start_page.py").run()
     assert any(b.key.startswith("sample_") for b in at.button)
 
 
@@ -372,3 +423,33 @@ def test_an_oidc_login_is_asked_for_when_auth_is_configured():
     assert not at.exception, at.exception
     assert any(b.key == "login" for b in at.button)
     assert not any(b.key.startswith("sample_") for b in at.button)
+
+
+def sidebar_links(at):
+    return [element for element in at.sidebar if element.type == "page_link"]
+
+
+def test_every_sidebar_link_keeps_the_session_of_a_shared_link():
+    """Regression: entering through /compare?session=X and then using the sidebar lost the
+    session, and the Compare page dropped ?session= from its URL."""
+    session_id = labelled_session().query_params["session"]
+    at = app().run()
+    at.query_params["session"] = session_id
+    at.switch_page("views/compare_page.py").run()
+    assert not at.exception, at.exception
+    assert at.query_params["session"] == session_id
+    links = sidebar_links(at)
+    assert len(links) == 8
+    assert all(link.proto.query_string == f"session={session_id}" for link in links)
+    at.switch_page("views/measures_page.py").run()  # as a click on its link does
+    assert not at.exception and not at.info
+    assert at.dataframe[0].value.shape[0] > 3
+
+
+def test_a_session_parameter_that_names_no_session_is_not_carried_on():
+    at = app().run()
+    at.query_params["session"] = "<b>nope</b>"
+    at.switch_page("views/compare_page.py").run()
+    assert not at.exception
+    links = sidebar_links(at)
+    assert len(links) == 8 and all(link.proto.query_string == "" for link in links)

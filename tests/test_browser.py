@@ -93,9 +93,42 @@ def test_a_bookmarked_label_page_opens_in_the_app_on_a_fresh_server(tmp_path):
     with running_app(database) as url, chromium_page() as page:
         page.goto(f"{url}/label?session={session_id}")
         wait_for_progress(page, 0, 50)
-        navigation = page.get_by_test_id("stSidebarNav").inner_text()
+        navigation = page.get_by_test_id("stSidebar").inner_text()
         assert "Set up" in navigation
         assert "common" not in navigation and "label_page" not in navigation
+
+
+def test_the_app_works_offline_and_its_sidebar_keeps_a_shared_session(tmp_path):
+    """No request leaves the server (the page icon was fetched from the internet), no Deploy
+    button, and a session entered by a shared /compare link survives the sidebar; the link
+    opens without Streamlit's "Page not found" dialog (drawn while the pages lived in a
+    folder named ``pages/``)."""
+    database = tmp_path / "sessions.db"
+    store = ec.Store(database)
+    products = ROOT / "sample_data" / "products.csv"
+    key = store.save_pool(
+        "Products", products.name, products.read_bytes(), ec.detect_mapping(ec.read_table(products))
+    )
+    pool, _ = store.load_pool(key)
+    session_id = store.create_session(key, ec.Session(pool, "f1", "ais", seed=1, budget=50))
+    with running_app(database) as url, chromium_page() as page:
+        requests = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(f"{url}/compare?session={session_id}")
+        page.get_by_text("Compare samplers").first.wait_for()
+        wait_until_idle(page)
+        assert page.get_by_text("Page not found").count() == 0
+        assert page.get_by_role("button", name="Deploy").count() == 0
+        page.get_by_test_id("stSidebar").get_by_role("link", name="Label").click()
+        wait_for_progress(page, 0, 50)
+        assert f"session={session_id}" in page.url
+        page.get_by_test_id("stSidebar").get_by_role("link", name="All measures").click()
+        page.get_by_text("All measures").first.wait_for()
+        wait_until_idle(page)
+        assert f"session={session_id}" in page.url
+        assert page.get_by_text("Open a session first").count() == 0
+    outside = [u for u in requests if not u.startswith((url, "data:", "blob:"))]
+    assert not outside, outside
 
 
 def test_the_pr_explorer_slider_moves_the_readout(tmp_path):

@@ -168,12 +168,12 @@ MARKDOWN_PAYLOADS = [
     ":red[**urgent**] `code` # heading",
 ]
 PAGES = [
-    "pages/label_page.py",
-    "pages/convergence_page.py",
-    "pages/measures_page.py",
-    "pages/compare_page.py",
-    "pages/export_page.py",
-    "pages/pr_explorer_page.py",
+    "views/label_page.py",
+    "views/convergence_page.py",
+    "views/measures_page.py",
+    "views/compare_page.py",
+    "views/export_page.py",
+    "views/pr_explorer_page.py",
 ]
 
 
@@ -186,7 +186,7 @@ def rendered_markdown(at) -> str:
 @pytest.mark.parametrize("payload", MARKDOWN_PAYLOADS)
 @pytest.mark.parametrize("page", PAGES)
 def test_a_hostile_session_parameter_is_shown_as_text_on_every_page(page, payload):
-    at = app()
+    at = app().run()
     at.query_params["session"] = payload
     at.switch_page(page).run()
     assert not at.exception, at.exception

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import evalcore as ec
-from pages import common
+from views import common
 
 st.title("Label-efficient evaluation")
 st.write(
@@ -23,7 +23,7 @@ def open_pool(name: str, file_name: str, data: bytes, mapping: ec.ColumnMapping)
     ec.Pool.from_dataframe(frame, mapping)  # raises PoolValidationError
     key = common.store().save_pool(name, file_name, data, mapping)
     st.session_state.pool_key = key
-    st.switch_page("pages/setup_page.py")
+    st.switch_page("views/setup_page.py")
 
 
 # -- saved sessions --------------------------------------------------------------------
@@ -45,7 +45,7 @@ if saved:
         )
         if resume.button("Resume", key=f"resume_{record.id}"):
             common.forget_open_session()
-            st.switch_page("pages/label_page.py", query_params={"session": record.id})
+            st.switch_page("views/label_page.py", query_params={"session": record.id})
         if delete.button("Delete", key=f"delete_{record.id}"):
             st.session_state.confirm_delete = record.id
         if st.session_state.get("confirm_delete") == record.id:

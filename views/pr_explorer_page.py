@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from evalcore import figures, insight
-from pages import common
+from views import common
 
 st.title("Precision-recall curve")
 session_id, session, record = common.require_session()
@@ -46,19 +46,38 @@ def curves(session_id: str, log_key: int, n_thresholds: int, level: float, _sess
 
 curve, truth, samples = curves(session_id, log_key, n_thresholds, record.confidence, session)
 thresholds = curve.threshold.to_numpy()
+# One number format for every threshold on the page: enough decimals to tell neighbours apart.
+spacing = np.min(np.abs(np.diff(thresholds))) if len(thresholds) > 1 else 1.0
+decimals = int(np.clip(np.ceil(-np.log10(spacing)) if spacing > 0 else 6, 0, 6))
+
+
+def shown(value: float) -> str:
+    return f"{value:.{decimals}f}"
+
+
+def remember_threshold() -> None:
+    st.session_state.pr_threshold = st.session_state.pr_thresholds[st.session_state.threshold]
+
+
+# The slider follows the chosen threshold's value, not its position, so the slider, the readout
+# and the marker agree after the number of thresholds changes (they disagreed until the slider
+# was moved).
+st.session_state.pr_thresholds = [float(t) for t in thresholds]
+chosen = st.session_state.get("pr_threshold", float(thresholds[len(thresholds) // 2]))
+st.session_state.threshold = int(np.argmin(np.abs(thresholds - chosen)))
 threshold = st.select_slider(
     "Threshold",
     options=list(range(len(thresholds))),
-    value=len(thresholds) // 2,
-    format_func=lambda i: f"{thresholds[i]:.4g}",
+    format_func=lambda i: shown(thresholds[i]),
     key="threshold",
+    on_change=remember_threshold,
 )
 row = curve.iloc[threshold]
 level = f"{record.confidence:.0%}"
 left, middle, right = st.columns([2, 1, 1])
 with left:
     st.plotly_chart(
-        figures.pr_curve_figure(curve, truth, samples, float(row.threshold)),
+        figures.pr_curve_figure(curve, truth, samples, float(row.threshold), decimals),
         width="stretch",
         config={"displaylogo": False},
     )
@@ -71,9 +90,9 @@ def number(value) -> str:
 
 
 with middle:
-    st.metric(f"Precision at {row.threshold:.4g}", number(row.precision))
+    st.metric(f"Precision at {shown(row.threshold)}", number(row.precision))
     st.caption(f"{level} interval: {number(row.precision_low)} to {number(row.precision_high)}")
-    st.metric(f"Recall at {row.threshold:.4g}", number(row.recall))
+    st.metric(f"Recall at {shown(row.threshold)}", number(row.recall))
     st.caption(f"{level} interval: {number(row.recall_low)} to {number(row.recall_high)}")
 
 
@@ -84,15 +103,15 @@ def spread(finder, target):
     if len(chosen) < 2:
         return ""
     low, high = np.percentile(chosen, [5, 95])
-    return f" Across bootstrap curves the choice ranges from {low:.4g} to {high:.4g} (90%)."
+    return f" Across bootstrap curves the choice ranges from {shown(low)} to {shown(high)} (90%)."
 
 
 def describe_choice(estimate, conservative, what, target):
     if estimate is None:
         return f"No threshold reaches an estimated {what} of {target:.2f}."
-    text = f"**{estimate:.4g}** by the estimate."
+    text = f"**{shown(estimate)}** by the estimate."
     if conservative is not None:
-        text += f" {conservative:.4g} if the interval's lower limit must reach {target:.2f}."
+        text += f" {shown(conservative)} if the interval's lower limit must reach {target:.2f}."
     else:
         text += f" The interval's lower limit reaches {target:.2f} nowhere."
     return text

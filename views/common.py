@@ -50,8 +50,32 @@ MEASURE_LABELS = {
     "brier": "Brier score",
     "pr_curve": "Precision-recall curve",
     "macro_f1": "Macro-averaged F1",
+    "macro_f1_harmonic": "Macro F1, harmonic mean of macro precision and recall",
     "micro_f1": "Micro-averaged F1",
     "per_class_recall": "Recall of every class",
+}
+# How each measure is defined, in one line for the set-up page (scikit-learn's names where
+# they agree, so a user can check a figure against it).
+MEASURE_DEFINITIONS = {
+    "f1": "2 TP / (2 TP + FP + FN), as scikit-learn's f1_score.",
+    "fbeta": "(1 + beta²) TP / ((1 + beta²) TP + beta² FN + FP), as scikit-learn's fbeta_score.",
+    "precision": "TP / (TP + FP), as scikit-learn's precision_score.",
+    "recall": "TP / (TP + FN), as scikit-learn's recall_score.",
+    "accuracy": "The share of items whose predicted class is the true one.",
+    "balanced_accuracy": "The mean of the recalls of the classes, as scikit-learn's "
+    "balanced_accuracy_score.",
+    "mcc": "Matthews correlation coefficient, as scikit-learn's matthews_corrcoef.",
+    "fowlkes_mallows": "TP / √((TP + FP)(TP + FN)), the geometric mean of precision and recall "
+    "(not scikit-learn's fowlkes_mallows_score, which compares clusterings).",
+    "brier": "The mean of (p − y)² over items, p the probability of the positive class, as "
+    "scikit-learn's brier_score_loss (half of Brier's 1950 sum over both classes).",
+    "pr_curve": "Precision and recall at every threshold on the score.",
+    "macro_f1": "The mean over classes of each class's F1, as scikit-learn's "
+    'f1_score(average="macro").',
+    "macro_f1_harmonic": "The harmonic mean of macro precision and macro recall (Marchant & "
+    "Rubinstein's definition); differs from the mean of per-class F1 when classes differ.",
+    "micro_f1": "F1 over all classes pooled; for one label per item it equals accuracy.",
+    "per_class_recall": "For each class, the share of its items predicted as it.",
 }
 BINARY_MEASURES = [
     "f1",
@@ -65,7 +89,7 @@ BINARY_MEASURES = [
     "brier",
     "pr_curve",
 ]
-MULTICLASS_MEASURES = ["macro_f1", "micro_f1", "accuracy", "per_class_recall"]
+MULTICLASS_MEASURES = ["macro_f1", "macro_f1_harmonic", "micro_f1", "accuracy", "per_class_recall"]
 _IMAGE_URL = re.compile(r"^https?://\S+\.(png|jpe?g|gif|webp|svg)(\?\S*)?$", re.IGNORECASE)
 
 
@@ -198,6 +222,18 @@ def offer_repair(session_id: str, error: ec.ReplayError) -> None:
         st.rerun()
 
 
+def current_session_id() -> str | None:
+    """The session the tab is about: ``?session=`` when it names a saved session, else the one
+    last opened in this tab, else None."""
+    from_url = st.query_params.get("session")
+    if from_url:
+        try:
+            return store().session_record(from_url).id
+        except ec.StoreError:
+            pass
+    return st.session_state.get("session_id")
+
+
 def require_session() -> tuple[str, ec.Session, ec.store.SessionRecord]:
     """The session the page is about: ``?session=`` in the URL, else the one last opened in
     this browser tab; stops the page with a pointer to the start page when there is none."""
@@ -207,7 +243,7 @@ def require_session() -> tuple[str, ec.Session, ec.store.SessionRecord]:
             "Open a session first: start one on the set-up page or resume one on the start page."
         )
         st.page_link(
-            "pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:"
+            "views/start_page.py", label="Go to the start page", icon=":material/arrow_back:"
         )
         st.stop()
     opened = open_session(session_id)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 import evalcore as ec
-from pages import common
+from views import common
 
 st.title("Set up the evaluation")
 key = st.session_state.get("pool_key")
 if key is None:
     st.info("Open a built-in pool or upload one on the start page first.")
-    st.page_link("pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
+    st.page_link("views/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
     st.stop()
 try:
     pool, pool_name = common.stored_pool(key)
@@ -32,6 +32,7 @@ with left:
         format_func=common.MEASURE_LABELS.get,
         key="setup_measure",
     )
+    st.caption(common.MEASURE_DEFINITIONS[measure])
     measure_name = measure
     if measure == "fbeta":
         beta = st.number_input(
@@ -102,4 +103,4 @@ if st.button("Start labelling", type="primary", key="start"):
         st.error(f"**The session cannot start.** {common.plain(error)}")
         st.stop()
     common.forget_open_session()
-    st.switch_page("pages/label_page.py", query_params={"session": session_id})
+    st.switch_page("views/label_page.py", query_params={"session": session_id})

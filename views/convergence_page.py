@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from evalcore import figures, insight
-from pages import common
+from views import common
 
 st.title("Convergence")
 session_id, session, record = common.require_session()

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import figures, insight
-from pages import common
+from views import common
 
 st.title("Export")
 session_id, session, record = common.require_session()

@@ -7,7 +7,7 @@ import streamlit as st
 
 import evalcore as ec
 from evalcore import figures
-from pages import common
+from views import common
 
 st.title("Compare samplers")
 st.caption(
@@ -15,17 +15,19 @@ st.caption(
     "mean squared error of the estimate and the proposal's convergence against labels used "
     "(as in Fig. 2-3 of Marchant & Rubinstein 2021)."
 )
-session_id = st.query_params.get("session") or st.session_state.get("session_id")
+session_id = common.current_session_id()
 pool_key = None
 if session_id:
     try:
         pool_key = common.store().session_record(session_id).pool_key
-    except ec.StoreError:
+        st.session_state.session_id = session_id
+        st.query_params["session"] = session_id
+    except ec.StoreError:  # deleted since
         pool_key = None
 pool_key = pool_key or st.session_state.get("pool_key")
 if pool_key is None:
     st.info("Open a pool with a true-label column first (the built-in pools have one).")
-    st.page_link("pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
+    st.page_link("views/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
     st.stop()
 pool, pool_name = common.stored_pool(pool_key)
 if pool.y_true is None:
@@ -49,15 +51,15 @@ def finished_runs() -> dict:
     return {}
 
 
+samplers = st.multiselect(  # full width: in a half column the third chip was hidden
+    "Samplers",
+    common.sampler_choices(pool),
+    default=chosen.get("samplers", ["ais", "is", "passive"]),
+    format_func=common.SAMPLER_LABELS.get,
+    key="compare_samplers",
+)
 left, right = st.columns(2)
 with left:
-    samplers = st.multiselect(
-        "Samplers",
-        common.sampler_choices(pool),
-        default=chosen.get("samplers", ["ais", "is", "passive"]),
-        format_func=common.SAMPLER_LABELS.get,
-        key="compare_samplers",
-    )
     measure = st.selectbox(
         "Measure",
         measures := [m for m in common.measure_choices(pool) if m not in ("fbeta", "pr_curve")],
@@ -134,6 +136,12 @@ ready = {
 if not ready:
     st.info("Pick samplers and press **Run**. Results are kept: coming back costs nothing.")
     st.stop()
+never_defined = [name for name, summary in ready.items() if summary.mse.isna().all()]
+for name in never_defined:
+    st.info(
+        f"{name}: the estimate was undefined in every run up to {budget} labels (no run found "
+        "the items the measure needs, e.g. a positive), so it has no error to plot or list."
+    )
 chart = {"width": "stretch", "config": {"displaylogo": False}}
 st.plotly_chart(figures.comparison_figure(ready, "mse"), **chart)
 if any(summary.kl.notna().any() for summary in ready.values()):

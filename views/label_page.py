@@ -18,16 +18,16 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import evalcore as ec
-from pages import common
+from views import common
 
 session_id = st.query_params.get("session") or st.session_state.get("session_id")
 if not session_id:
     st.title("Label")
     st.info("Start a session on the set-up page, or resume one on the start page.")
-    st.page_link("pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
+    st.page_link("views/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
     st.stop()
 if common.open_session(session_id) is None:
-    st.page_link("pages/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
+    st.page_link("views/start_page.py", label="Go to the start page", icon=":material/arrow_back:")
     st.stop()
 
 
