@@ -4,7 +4,7 @@ Importing this package never imports Streamlit.
 """
 
 from .bernoulli import BernoulliSampler, Round, water_fill
-from .catalog import MEASURE_NAMES, get_measure
+from .catalog import MEASURE_DEFINITIONS, MEASURE_NAMES, get_measure
 from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal, true_risk
 from .estimators import Estimate, estimate, estimate_bernoulli, estimate_is, estimate_stratified
 from .measures import Measure, MeasureError
@@ -57,6 +57,7 @@ __all__ = [
     "EMConvergenceWarning",
     "Estimate",
     "MEASURE_NAMES",
+    "MEASURE_DEFINITIONS",
     "Measure",
     "MeasureError",
     "OASISSampler",

@@ -1,5 +1,6 @@
 """Simulation, its summaries and the command-line contract."""
 
+import io
 import json
 import subprocess
 import sys
@@ -281,3 +282,34 @@ def test_a_run_that_ended_earlier_is_not_counted_as_undefined():
     at_two = result.summary(n_boot=50).iloc[1]
     assert at_two["runs"] == 1 and at_two["undefined"] == 0.0
     assert at_two["mse"] == pytest.approx(0.01)
+
+
+def test_cli_help_lists_every_measure_and_sampler_with_a_line_each():
+    done = cli("--help")
+    assert done.returncode == 0
+    for name in [*ec.MEASURE_DEFINITIONS, *ec.SAMPLER_NAMES]:
+        if name in ("fbeta", "pr_curve"):
+            name += ":<"
+        assert f"\n  {name}" in done.stdout, name
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_cli_shows_progress_on_a_terminal_and_keeps_stdout_for_the_summary(
+    pool_file, monkeypatch, capsys
+):
+    from evalcore import cli as command
+
+    args = ["simulate", "--pool", str(pool_file), "--measure", "f1", "--sampler", "passive"]
+    args += ["--budget", "10", "--repeats", "4"]
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert command.main(args) == 0
+    shown = terminal.getvalue()
+    assert "4/4" in shown and "run" in shown  # repeats done, with elapsed and time left
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["repeats"] == 4
+    quiet = cli(*args[1:])  # a pipe is not a terminal: nothing but the summary
+    assert quiet.returncode == 0 and quiet.stderr == ""

@@ -54,29 +54,6 @@ MEASURE_LABELS = {
     "micro_f1": "Micro-averaged F1",
     "per_class_recall": "Recall of every class",
 }
-# How each measure is defined, in one line for the set-up page (scikit-learn's names where
-# they agree, so a user can check a figure against it).
-MEASURE_DEFINITIONS = {
-    "f1": "2 TP / (2 TP + FP + FN), as scikit-learn's f1_score.",
-    "fbeta": "(1 + beta²) TP / ((1 + beta²) TP + beta² FN + FP), as scikit-learn's fbeta_score.",
-    "precision": "TP / (TP + FP), as scikit-learn's precision_score.",
-    "recall": "TP / (TP + FN), as scikit-learn's recall_score.",
-    "accuracy": "The share of items whose predicted class is the true one.",
-    "balanced_accuracy": "The mean of the recalls of the classes, as scikit-learn's "
-    "balanced_accuracy_score.",
-    "mcc": "Matthews correlation coefficient, as scikit-learn's matthews_corrcoef.",
-    "fowlkes_mallows": "TP / √((TP + FP)(TP + FN)), the geometric mean of precision and recall "
-    "(not scikit-learn's fowlkes_mallows_score, which compares clusterings).",
-    "brier": "The mean of (p − y)² over items, p the probability of the positive class, as "
-    "scikit-learn's brier_score_loss (half of Brier's 1950 sum over both classes).",
-    "pr_curve": "Precision and recall at every threshold on the score.",
-    "macro_f1": "The mean over classes of each class's F1, as scikit-learn's "
-    'f1_score(average="macro").',
-    "macro_f1_harmonic": "The harmonic mean of macro precision and macro recall (Marchant & "
-    "Rubinstein's definition); differs from the mean of per-class F1 when classes differ.",
-    "micro_f1": "F1 over all classes pooled; for one label per item it equals accuracy.",
-    "per_class_recall": "For each class, the share of its items predicted as it.",
-}
 BINARY_MEASURES = [
     "f1",
     "fbeta",

@@ -32,7 +32,7 @@ with left:
         format_func=common.MEASURE_LABELS.get,
         key="setup_measure",
     )
-    st.caption(common.MEASURE_DEFINITIONS[measure])
+    st.caption(ec.MEASURE_DEFINITIONS[measure])
     measure_name = measure
     if measure == "fbeta":
         beta = st.number_input(
