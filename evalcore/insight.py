@@ -69,7 +69,7 @@ def trace(session: Session, confidence_level: float = 0.95, max_points: int = 20
     true_values = _true_values(session) if truth else None
     rows, previous = [], None
     for position, (item, label) in enumerate(session.log, start=1):
-        replay.record(item, label)
+        replay.record(item, label, checkpoint=False)
         if position % stride and position != n:
             continue
         est = replay.estimate()

@@ -3,10 +3,13 @@
 The log and the seed are the only state: the sampler is rebuilt and the log replayed to undo,
 resume or load, which reproduces the identical proposals and estimate. Draws of items a
 deterministic oracle already answered are recorded from the stored answer without asking.
+Copies of the sampler taken every ``CHECKPOINT_EVERY`` answers (the last two are kept) only
+shorten the replay of an undo; they hold nothing the log does not determine.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -33,6 +36,8 @@ __all__ = [
 
 SAMPLER_NAMES = ("ais", "ais-1", "bernoulli", "is", "stratified", "neyman", "passive", "oasis")
 _FORMAT_VERSION = 2
+CHECKPOINT_EVERY = 100  # answers between copies of the sampler (an undo replays fewer)
+_CHECKPOINTS_KEPT = 2
 # Measures whose name changed meaning, with the name of what a session saved before meant:
 # in format 1 and in databases before user_version 1, ``macro_f1`` was seed 004's harmonic mean.
 RENAMED_MEASURES = {"macro_f1": "macro_f1_harmonic"}
@@ -147,21 +152,44 @@ class Session:
         self.measure = get_measure(self.measure_name, self.pool.n_classes)
         later = _LATER_OPTIONS.get(self.sampler_name, {})
         self.options = {**{name: new for name, (new, _) in later.items()}, **self.options}
+        self._checkpoints: dict[int, object] = {}  # answers recorded -> a copy of the sampler
         self._replay(list(self.log))
 
-    def _replay(self, answers: list[tuple[int, int]]) -> None:
-        """Rebuild the sampler from the seed and record ``answers`` again."""
-        self.log = []
-        self._rebuild()
-        for position, (item, label) in enumerate(answers):
+    def _replay(self, answers: list[tuple[int, int]], start: int = 0) -> None:
+        """Record ``answers[start:]`` again, from the seed (``start`` 0) or from the checkpoint
+        after ``start`` answers; only the last checkpoints on the way are taken."""
+        if start:
+            self.sampler = self._copy_sampler(self._checkpoints[start])
+        else:
+            self._rebuild()
+        self.log = list(answers[:start])
+        self._checkpoints = {n: c for n, c in self._checkpoints.items() if n <= start}
+        boundaries = range(CHECKPOINT_EVERY, len(answers) + 1, CHECKPOINT_EVERY)
+        wanted = set(boundaries[-_CHECKPOINTS_KEPT:])
+        for position in range(start, len(answers)):
+            item, label = answers[position]
             try:
-                self.record(item, label)
+                self.record(item, label, checkpoint=position + 1 in wanted)
             except (SessionError, ValueError) as error:
                 raise ReplayError(
                     f"answer {position + 1} of {len(answers)} (item {item}, label {label}) "
                     f"does not fit the answers before it: {error}",
                     position,
                 ) from None
+
+    def _copy_sampler(self, sampler):
+        """A deep copy of ``sampler`` that shares the pool and the measure (never changed)."""
+        return copy.deepcopy(
+            sampler, memo={id(self.pool): self.pool, id(self.measure): self.measure}
+        )
+
+    def copy(self) -> Session:
+        """An independent session in the same state, without replaying the log."""
+        twin = copy.copy(self)
+        twin.log = list(self.log)
+        twin.sampler = self._copy_sampler(self.sampler)
+        twin._checkpoints = dict(self._checkpoints)  # checkpoints are never changed, only replaced
+        return twin
 
     def _rebuild(self) -> None:
         options = dict(self.options)
@@ -194,8 +222,14 @@ class Session:
                 return proposal
             self.sampler.record(proposal.known_label)
 
-    def record(self, item: int, label: int) -> None:
-        """Record the expert's ``label`` for ``item`` (which must be the proposed item)."""
+    def record(self, item: int, label: int, checkpoint: bool | None = None) -> None:
+        """Record the expert's ``label`` for ``item`` (which must be the proposed item).
+
+        ``checkpoint``: keep a copy of the sampler after this answer (default: after every
+        ``CHECKPOINT_EVERY``-th); a replay that will never undo passes False.
+        """
+        if checkpoint is None:
+            checkpoint = (len(self.log) + 1) % CHECKPOINT_EVERY == 0
         proposal = self.next_item()
         if int(item) != proposal.item:
             raise SessionError(
@@ -204,12 +238,19 @@ class Session:
             )
         self.sampler.record(label)
         self.log.append((int(item), int(label)))
+        if checkpoint:
+            self._checkpoints[len(self.log)] = self._copy_sampler(self.sampler)
+            for old in sorted(self._checkpoints)[:-_CHECKPOINTS_KEPT]:
+                del self._checkpoints[old]
 
     def undo(self) -> None:
-        """Forget the last answer: rebuild from the seed and replay the shorter log."""
+        """Forget the last answer: replay the shorter log from the latest checkpoint within
+        it, or from the seed."""
         if not self.log:
             raise SessionError("there is no answer to undo.")
-        self._replay(self.log[:-1])
+        shorter = self.log[:-1]
+        start = max((n for n in self._checkpoints if n <= len(shorter)), default=0)
+        self._replay(shorter, start)
 
     def estimate(self, measure_name: str | None = None) -> Estimate:
         """The estimate of the session's measure, or of another one (sample reuse)."""
@@ -225,7 +266,7 @@ class Session:
         )
         rows = []
         for item, label in self.log:
-            replay.record(item, label)
+            replay.record(item, label, checkpoint=False)
             rows.append((replay.n_labels, *first_component(replay.estimate(), confidence_level)))
         return rows
 

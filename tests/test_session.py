@@ -133,3 +133,47 @@ def test_a_macro_f1_session_saved_in_format_1_keeps_the_measure_it_sampled_for(m
     assert loaded.measure_name == "macro_f1_harmonic"
     same_estimate(loaded.estimate(), session.estimate())
     assert loaded.next_item() == session.next_item()
+
+
+@pytest.mark.parametrize("name", ["ais", "bernoulli", "is", "oasis", "stratified"])
+def test_undo_from_a_checkpoint_equals_a_replay_from_the_seed(name, pool, monkeypatch):
+    """Undo replays from the latest copy of the sampler within the shorter log; every state
+    on the way back, across checkpoint boundaries and down to before the first, is the one
+    a replay from the seed gives."""
+    monkeypatch.setattr(ec.session, "CHECKPOINT_EVERY", 10)
+    options = {"depth": 4} if name in ("ais", "bernoulli") else {}
+    session = ec.Session(pool, "f1", name, seed=5, budget=80, options=options)
+    label_n(session, pool, 34)
+    assert sorted(session._checkpoints) == [20, 30]
+    while session.n_labels > 5:
+        session.undo()
+        fresh = ec.Session(pool, "f1", name, 5, 80, options, list(session.log))
+        same_estimate(session.estimate(), fresh.estimate())
+        assert session.next_item() == fresh.next_item()
+
+
+def test_an_undo_after_a_checkpoint_does_not_replay_from_the_seed(pool, monkeypatch):
+    monkeypatch.setattr(ec.session, "CHECKPOINT_EVERY", 10)
+    session = ec.Session(pool, "f1", "ais", seed=5, budget=80, options={"depth": 4})
+    label_n(session, pool, 25)
+
+    def rebuild(self):
+        raise AssertionError("replayed from the seed")
+
+    monkeypatch.setattr(ec.Session, "_rebuild", rebuild)
+    for _ in range(5):
+        session.undo()  # back to 20 answers: from the checkpoint at 20
+    assert session.n_labels == 20
+
+
+def test_a_copied_session_is_independent_and_in_the_same_state(pool):
+    session = ec.Session(pool, "f1", "ais", seed=6, budget=80, options={"depth": 4})
+    label_n(session, pool, 12)
+    twin = session.copy()
+    same_estimate(twin.estimate(), session.estimate())
+    assert twin.next_item() == session.next_item()
+    label_n(twin, pool, 5)
+    assert session.n_labels == 12 and twin.n_labels == 17
+    fresh = ec.Session(pool, "f1", "ais", 6, 80, {"depth": 4}, list(session.log))
+    same_estimate(session.estimate(), fresh.estimate())
+    assert twin.pool is session.pool  # the pool is shared, never copied
