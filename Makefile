@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/streamlit run app.py
+	$(BIN)/streamlit run app.py $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

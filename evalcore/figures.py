@@ -8,6 +8,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 __all__ = [
+    "TEMPLATE",
+    "CONFIG",
+    "titled",
+    "to_html",
     "estimate_figure",
     "kl_figure",
     "ess_figure",
@@ -19,19 +23,47 @@ __all__ = [
 _BAND = "rgba(31,119,180,0.18)"
 _PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
+# One look for the app and the exported files: the app draws with ``theme=None`` so Streamlit
+# does not restyle what a download would show differently.
+TEMPLATE = go.layout.Template(
+    layout=dict(
+        colorway=_PALETTE,
+        font=dict(family="Source Sans Pro, Helvetica Neue, Arial, sans-serif", size=14),
+        title=dict(x=0, xanchor="left", font=dict(size=17)),
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        height=420,
+        margin=dict(l=70, r=20, t=60, b=60),
+        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0, xanchor="left"),
+        xaxis=dict(gridcolor="#e5e5e5", linecolor="#888", ticks="outside", automargin=True),
+        yaxis=dict(gridcolor="#e5e5e5", linecolor="#888", ticks="outside", automargin=True),
+    )
+)
+# Plotly's own config for every figure: no logo, no link to its cloud (the app is offline).
+CONFIG = {"displaylogo": False}
+
 
 def _layout(figure: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
-    figure.update_layout(
-        title=title,
-        xaxis_title=x,
-        yaxis_title=y,
-        height=380,
-        margin=dict(l=10, r=10, t=40, b=10),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left"),
-    )
+    figure.update_layout(template=TEMPLATE, title=title, xaxis_title=x, yaxis_title=y)
     if log_y:
-        figure.update_yaxes(type="log")
+        # one tick per power of ten, written 1e-4, not "100µ" with crowded minor labels
+        figure.update_yaxes(type="log", dtick=1, exponentformat="e", minor=dict(showgrid=False))
     return figure
+
+
+def titled(figure: go.Figure, context: str) -> go.Figure:
+    """A copy of ``figure`` whose title ends with ``context`` (pool, measure, sampler, labels),
+    so that a file read on its own says what it shows."""
+    copy = go.Figure(figure)
+    copy.update_layout(title=f"{figure.layout.title.text}<br><sup>{context}</sup>", margin_t=80)
+    return copy
+
+
+def to_html(figure: go.Figure) -> str:
+    """A self-contained HTML page (plotly.js inlined: opens offline) at the app's size."""
+    return figure.to_html(
+        include_plotlyjs=True, full_html=True, config=CONFIG, default_width="100%"
+    )
 
 
 def _band(x, low, high, name, color=_BAND) -> go.Scatter:
@@ -47,9 +79,10 @@ def _band(x, low, high, name, color=_BAND) -> go.Scatter:
     )
 
 
-def estimate_figure(trace: pd.DataFrame, component: str) -> go.Figure:
+def estimate_figure(trace: pd.DataFrame, component: str, name: str | None = None) -> go.Figure:
     """The estimate of ``component`` against labels with its interval band, and the true
-    value as a dotted line when known."""
+    value as a dotted line when known; ``name`` is what titles call it (the component's id
+    when not given)."""
     rows = trace[trace.component == component]
     figure = go.Figure()
     figure.add_trace(_band(rows.n_labels, rows.ci_low, rows.ci_high, "interval"))
@@ -65,7 +98,8 @@ def estimate_figure(trace: pd.DataFrame, component: str) -> go.Figure:
                 line=dict(dash="dot", color="gray"),
             )
         )
-    return _layout(figure, f"Estimate of {component}", "labels", component)
+    name = name or component
+    return _layout(figure, f"Estimate of {name}", "labels", name)
 
 
 def kl_figure(trace: pd.DataFrame) -> go.Figure:
@@ -73,10 +107,27 @@ def kl_figure(trace: pd.DataFrame) -> go.Figure:
     proposal q* (seed 003 Fig. 2, upper panel); log scale."""
     rows = trace.drop_duplicates("n_labels")
     figure = go.Figure()
-    figure.add_trace(go.Scatter(x=rows.n_labels, y=rows.kl_consecutive, name="D_KL(q_prev ‖ q_t)"))
-    if rows.kl_optimal.notna().any():
-        figure.add_trace(go.Scatter(x=rows.n_labels, y=rows.kl_optimal, name="D_KL(q* ‖ q_t)"))
-    return _layout(figure, "Convergence of the proposal", "labels", "KL divergence", log_y=True)
+    for column, name in (
+        ("kl_consecutive", "D_KL(q_prev ‖ q_t)"),
+        ("kl_optimal", "D_KL(q* ‖ q_t)"),
+    ):
+        values = rows[column].where(rows[column] > 0)  # 0 has no place on a log axis
+        if column == "kl_optimal" and values.isna().all():
+            continue
+        figure.add_trace(go.Scatter(x=rows.n_labels, y=values, name=name, mode="lines+markers"))
+    figure = _layout(figure, "Convergence of the proposal", "labels", "KL divergence", log_y=True)
+    figure.add_annotation(
+        text="A gap: the proposal did not change there (KL 0 cannot be drawn on a log axis).",
+        xref="paper",
+        yref="paper",
+        x=0,
+        y=1.02,
+        xanchor="left",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=12, color="#666"),
+    )
+    return figure
 
 
 def ess_figure(trace: pd.DataFrame) -> go.Figure:
@@ -163,7 +214,13 @@ def pr_curve_figure(
         )
     figure = _layout(figure, "Precision-recall curve", "recall", "precision")
     figure.update_xaxes(range=[0, 1.02])
-    figure.update_yaxes(range=[0, 1.02])
+    # the precision axis starts a little below the lowest limit drawn: a curve that keeps
+    # precision high would otherwise be squeezed into the top corner
+    lows = [defined.precision_low.min(), defined.precision.min()]
+    if true_curve is not None:
+        lows.append(true_curve.precision.min())
+    low = np.nanmin(np.asarray(lows, dtype=float)) if len(defined) else 0.0
+    figure.update_yaxes(range=[max(0.0, np.floor((low - 0.05) * 10) / 10), 1.02])
     return figure
 
 

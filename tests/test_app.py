@@ -1,5 +1,6 @@
 """The app driven by Streamlit's own AppTest: every page, bad uploads, labelling, resume."""
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -453,3 +454,49 @@ def test_a_session_parameter_that_names_no_session_is_not_carried_on():
     assert not at.exception
     links = sidebar_links(at)
     assert len(links) == 8 and all(link.proto.query_string == "" for link in links)
+
+
+def test_exported_figures_say_what_they_show_and_bernoulli_exports_no_empty_kl():
+    from evalcore import insight
+    from views import common
+
+    pool = ec.Pool.from_dataframe(ec.read_table(ROOT / "sample_data" / "products.csv"))
+    for sampler, has_kl in (("bernoulli", False), ("ais", True)):
+        session = ec.Session(pool, "f1", sampler, seed=1, budget=60)
+        for _ in range(30):
+            item = session.next_item().item
+            session.record(item, int(pool.y_true[item]))
+        files = common.figure_files(session, insight.trace(session), "Products", 0.9)
+        assert ("proposal-kl" in files) == has_kl
+        context = json.dumps(f"Products · {common.describe('f1', sampler)} · 30 labels")
+        assert all(context[1:-1] in html for html in files.values())
+        assert "Estimate of F1 score" in files["estimate"]
+        assert "true curve" in files["pr-curve"]
+        # bootstrap curves are drawn for importance-sampling sessions (as in the app)
+        assert ("bootstrap curves" in files["pr-curve"]) == has_kl
+
+
+def test_a_reload_copies_the_published_session_instead_of_replaying_it(monkeypatch):
+    at = started(budget=40)
+    at.button(key="auto").click().run()
+    session_id = at.query_params["session"]
+    estimate = at.metric[0].value
+
+    def reopen():
+        tab = app().run()
+        tab.query_params["session"] = session_id
+        tab.switch_page("views/label_page.py").run()
+        assert not tab.exception, tab.exception
+        return tab
+
+    reopen()  # replays from the seed and publishes a copy
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("replayed from the seed")
+
+    monkeypatch.setattr(ec.Store, "load_session", no_replay)
+    tab = reopen()
+    assert progress(tab) == "10 of 40 labels"
+    assert tab.metric[0].value == estimate
+    tab.button(key="auto").click().run()  # the copy labels on like the original
+    assert not tab.exception and progress(tab) == "20 of 40 labels"

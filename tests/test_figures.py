@@ -1,5 +1,7 @@
 """Figure builders: the right traces, axes and values on fixed inputs."""
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -71,7 +73,7 @@ def test_the_pr_curve_figure_plots_precision_against_recall_and_marks_the_thresh
         "precision interval",
         "estimate",
         "true curve",
-        "threshold 0.5",
+        "threshold 0.500",
     ]
     assert [trace.showlegend for trace in figure.data[:2]] == [True, False]
     estimate = figure.data[3]
@@ -98,3 +100,53 @@ def test_the_comparison_figure_has_a_line_and_a_band_per_sampler():
     assert len(figure.data) == 4 and figure.layout.yaxis.type == "log"
     kl = figures.comparison_figure({"AIS": summary}, "kl")
     assert len(kl.data) == 1 and kl.layout.yaxis.title.text == "D_KL(q* ‖ q_t)"
+
+
+def test_every_figure_uses_the_shared_template_and_readable_log_ticks():
+    built = [
+        figures.estimate_figure(fixed_trace(), "recall@0", "Recall at 0"),
+        figures.kl_figure(fixed_trace()),
+        figures.ess_figure(fixed_trace()),
+        figures.weights_figure(np.array([0.1, 1.0])),
+    ]
+    for figure in built:
+        layout = figure.layout
+        assert list(layout.template.layout.colorway) == figures._PALETTE
+        assert layout.template.layout.margin.l >= 60  # y tick labels and title are not cut
+        assert layout.template.layout.yaxis.automargin
+    assert built[0].layout.title.text == "Estimate of Recall at 0"
+    assert built[0].layout.yaxis.title.text == "Recall at 0"
+    kl_axis = built[1].layout.yaxis
+    assert kl_axis.type == "log" and kl_axis.dtick == 1 and kl_axis.exponentformat == "e"
+
+
+def test_the_kl_figure_leaves_a_gap_where_the_proposal_did_not_change_and_says_so():
+    trace = fixed_trace().assign(kl_consecutive=[0.0, 0.0, 0.2, 0.2])
+    figure = figures.kl_figure(trace)
+    assert np.isnan(figure.data[0].y[0]) and figure.data[0].y[1] == 0.2
+    assert figure.data[0].mode == "lines+markers"  # a single point between gaps still shows
+    assert "did not change" in figure.layout.annotations[0].text
+
+
+def test_an_exported_figure_is_titled_and_self_contained():
+    figure = figures.estimate_figure(fixed_trace(), "recall@0")
+    context = "Products · F1 score by AIS · 20 labels"
+    html = figures.to_html(figures.titled(figure, context))
+    assert json.dumps(context)[1:-1] in html  # the figure's JSON escapes the middle dots
+    assert '<script src="http' not in html and len(html) > 1_000_000  # plotly.js inlined
+    assert '"displaylogo": false' in html
+    assert figure.layout.title.text == "Estimate of recall@0"  # the app's figure is untouched
+
+
+def test_the_pr_curve_axis_starts_just_below_the_lowest_precision_drawn():
+    curve = pd.DataFrame(
+        {
+            "threshold": [0.0, 0.5],
+            "precision": [0.93, 0.97],
+            "precision_low": [0.88, 0.95],
+            "precision_high": [0.97, 0.99],
+            "recall": [1.0, 0.5],
+        }
+    )
+    low, high = figures.pr_curve_figure(curve).layout.yaxis.range
+    assert low == 0.8 and high == 1.02

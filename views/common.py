@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import evalcore as ec
-from evalcore import insight
+from evalcore import figures, insight
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {
@@ -107,6 +107,46 @@ def describe(measure_name: str, sampler_name: str) -> str:
     return f"{measure} by {SAMPLER_LABELS.get(sampler_name, sampler_name)}"
 
 
+# How every figure is drawn: the shared template without Streamlit's restyling, as exported.
+CHART = {"width": "stretch", "theme": None, "config": figures.CONFIG}
+
+
+def component_label(pool: ec.Pool, measure_name: str, component: str) -> str:
+    """What to call one component of a measure: the measure's name for a scalar measure
+    ("F1 score"), the class's name for a per-class one, the component's id otherwise
+    ("recall@50")."""
+    per_class = re.fullmatch(r"\w+\[(\d+)\]", component)
+    if per_class:
+        return f"Recall of class {pool.classes[int(per_class.group(1))]}"
+    measure, _, parameter = measure_name.partition(":")
+    if component not in (measure, measure_name):
+        return component
+    label = MEASURE_LABELS.get(measure, measure_name)
+    return f"{label} (beta = {parameter})" if measure == "fbeta" and parameter else label
+
+
+def figure_files(session: ec.Session, trace: pd.DataFrame, pool_name: str, level: float) -> dict:
+    """Each figure of the session as a self-contained HTML page (name -> text), titled with
+    the pool, measure, sampler and labels so that the file says what it shows on its own."""
+    component = trace.component.iloc[0]
+    name = component_label(session.pool, session.measure_name, component)
+    built = {"estimate": figures.estimate_figure(trace, component, name)}
+    if trace.kl_consecutive.notna().any() or trace.kl_optimal.notna().any():
+        built["proposal-kl"] = figures.kl_figure(trace)  # Bernoulli sampling has no proposal
+    built["effective-sample-size"] = figures.ess_figure(trace)
+    built["weights"] = figures.weights_figure(insight.design_weights(session))
+    if session.pool.n_classes == 2:
+        truth = insight.true_pr_curve(session, 100) if session.pool.y_true is not None else None
+        samples = insight.bootstrap_pr_curves(session, 100, n_curves=30, seed=0)
+        curve = insight.pr_curve_table(session, 100, level)
+        built["pr-curve"] = figures.pr_curve_figure(curve, truth, samples)
+    context = (
+        f"{pool_name} · {describe(session.measure_name, session.sampler_name)}"
+        f" · {session.n_labels} labels · {level:.0%} intervals"
+    )
+    return {key: figures.to_html(figures.titled(figure, context)) for key, figure in built.items()}
+
+
 def measure_choices(pool: ec.Pool) -> list[str]:
     return BINARY_MEASURES if pool.n_classes == 2 else MULTICLASS_MEASURES
 
@@ -164,12 +204,50 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
     pool, _ = stored_pool(record.pool_key)
     try:
         with st.spinner("Replaying the saved answers…"):
-            session = store().load_session(session_id, pool)
+            session = _restored(session_id, pool)
     except ec.ReplayError as error:
         offer_repair(session_id, error)
         return None
     st.session_state.open_session = (session_id, session)
     return session, record
+
+
+@st.cache_resource
+def _snapshots() -> dict:
+    """Session id -> a copy of the session as some tab of this server last published it.
+    Nobody changes a snapshot: a tab that opens the session copies it, so a reload replays
+    the answers since the snapshot, not the whole log."""
+    return {}
+
+
+def publish(session_id: str, session: ec.Session) -> None:
+    """Keep a copy of ``session`` for the next tab that opens it (after a replay, and every
+    ``CHECKPOINT_EVERY`` answers)."""
+    _snapshots()[session_id] = session.copy()
+
+
+def _restored(session_id: str, pool: ec.Pool) -> ec.Session:
+    """The saved session: from a snapshot whose answers begin the saved log, plus the
+    answers after it; else replayed from the seed (``Store.load_session``)."""
+    saved = store().answers(session_id)
+    snapshot = _snapshots().get(session_id)
+    if (
+        snapshot is not None
+        and snapshot.log == saved[: len(snapshot.log)]
+        and (
+            snapshot.pool is pool or ec.pool_fingerprint(snapshot.pool) == ec.pool_fingerprint(pool)
+        )
+    ):
+        session = snapshot.copy()
+        try:
+            for item, label in saved[len(snapshot.log) :]:
+                session.record(item, label)
+            return session
+        except (ec.SessionError, ValueError):
+            pass  # the replay from the seed below names the answer that does not fit
+    session = store().load_session(session_id, pool)
+    publish(session_id, session)
+    return session
 
 
 def offer_repair(session_id: str, error: ec.ReplayError) -> None:

@@ -142,7 +142,7 @@ for name in never_defined:
         f"{name}: the estimate was undefined in every run up to {budget} labels (no run found "
         "the items the measure needs, e.g. a positive), so it has no error to plot or list."
     )
-chart = {"width": "stretch", "config": {"displaylogo": False}}
+chart = common.CHART
 st.plotly_chart(figures.comparison_figure(ready, "mse"), **chart)
 if any(summary.kl.notna().any() for summary in ready.values()):
     st.plotly_chart(figures.comparison_figure(ready, "kl"), **chart)

@@ -22,8 +22,9 @@ components = list(dict.fromkeys(trace.component))
 component = components[0]
 if len(components) > 1:
     component = st.selectbox("Component", components, key="component")
-chart = {"width": "stretch", "config": {"displaylogo": False}}
-st.plotly_chart(figures.estimate_figure(trace, component), **chart)
+chart = common.CHART
+name = common.component_label(session.pool, session.measure_name, component)
+st.plotly_chart(figures.estimate_figure(trace, component, name), **chart)
 left, right = st.columns(2)
 with left:
     if trace.kl_consecutive.notna().any() or trace.kl_optimal.notna().any():

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from evalcore import figures, insight
+from evalcore import insight
 from views import common
 
 st.title("Export")
@@ -42,6 +42,7 @@ one.download_button(
     f"answers-{session_id}.csv",
     "text/csv",
     key="log_csv",
+    on_click="ignore",
 )
 two.download_button(
     "Answer log (Parquet)",
@@ -49,6 +50,7 @@ two.download_button(
     f"answers-{session_id}.parquet",
     "application/vnd.apache.parquet",
     key="log_parquet",
+    on_click="ignore",
 )
 
 st.subheader("Estimate report")
@@ -60,6 +62,7 @@ one.download_button(
     f"report-{session_id}.json",
     "application/json",
     key="report_json",
+    on_click="ignore",
 )
 two.download_button(
     "Report (CSV)",
@@ -67,6 +70,7 @@ two.download_button(
     f"report-{session_id}.csv",
     "text/csv",
     key="report_csv",
+    on_click="ignore",
 )
 
 st.subheader("Figures")
@@ -74,27 +78,28 @@ st.caption(
     "Each figure as a self-contained HTML file (interactive, works offline). For a PNG, use "
     "the camera button above any figure in the app."
 )
+
+
+@st.cache_data(max_entries=4, show_spinner="Preparing the figure files…")
+def figure_files(session_id: str, log_key: int, level: float, _session, _record) -> dict:
+    """The files are made before the buttons are drawn: a file made on the click (Streamlit's
+    deferred download) could be gone by the time the browser asked for it, and the download
+    failed without a word."""
+    trace = common.session_trace(session_id, _session, level)
+    return common.figure_files(_session, trace, _record.pool_name, level)
+
+
 if session.n_labels >= 2:
-    trace = common.session_trace(session_id, session, record.confidence)
-    component = trace.component.iloc[0]
-    built = {
-        "estimate": figures.estimate_figure(trace, component),
-        "proposal-kl": figures.kl_figure(trace),
-        "effective-sample-size": figures.ess_figure(trace),
-        "weights": figures.weights_figure(insight.design_weights(session)),
-    }
-    if session.pool.n_classes == 2:
-        built["pr-curve"] = figures.pr_curve_figure(
-            insight.pr_curve_table(session, 100, record.confidence)
-        )
-    columns = st.columns(len(built))
-    for column, (name, figure) in zip(columns, built.items(), strict=True):
+    files = figure_files(session_id, hash(tuple(session.log)), record.confidence, session, record)
+    columns = st.columns(len(files))
+    for column, (name, html) in zip(columns, files.items(), strict=True):
         column.download_button(
             f"{name} (HTML)",
-            lambda figure=figure: figure.to_html(include_plotlyjs=True, full_html=True),
+            html,
             f"{name}-{session_id}.html",
             "text/html",
             key=f"figure_{name}",
+            on_click="ignore",
         )
 else:
     st.info("Label at least two items to export figures.")

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import evalcore as ec
+from evalcore import figures
 from views import common
 
 session_id = st.query_params.get("session") or st.session_state.get("session_id")
@@ -32,18 +33,29 @@ if common.open_session(session_id) is None:
 
 
 def history(session: ec.Session, level: float) -> list:
-    """The estimate after each answer, kept alongside the open session."""
+    """The estimate after each answer, kept alongside the open session with the log it
+    belongs to: the rows of the log's unchanged beginning stay (an undo drops the last), the
+    row of one new answer is the estimate now; anything else is a replay."""
     cached = st.session_state.get("history")
-    if cached is not None and cached[0] == session_id:
-        if len(cached[1]) == session.n_labels - 1:  # one answer given in this window
-            point = ec.session.first_component(session.estimate(), level)
-            cached[1].append((session.n_labels, *point))
-        if len(cached[1]) == session.n_labels:
-            return cached[1]
-    # a new session, an undo or several answers at once (auto-label): replay
-    cached = (session_id, session.history(level))
-    st.session_state.history = cached
-    return cached[1]
+    if cached is not None and cached[0] == (session_id, level):
+        rows, log = cached[1], cached[2]
+        kept = 0
+        for old, new in zip(log, session.log, strict=False):
+            if old != new:
+                break
+            kept += 1
+        if kept >= session.n_labels - 1:
+            rows = rows[:kept]
+            if kept == session.n_labels - 1:  # one answer given in this window
+                rows.append(
+                    (session.n_labels, *ec.session.first_component(session.estimate(), level))
+                )
+            st.session_state.history = ((session_id, level), rows, list(session.log))
+            return rows
+    # a new session, another window's answers or several at once (auto-label): replay
+    rows = session.history(level)
+    st.session_state.history = ((session_id, level), rows, list(session.log))
+    return rows
 
 
 def true_value(session: ec.Session) -> float | None:
@@ -161,6 +173,8 @@ def save_answer(label: int, shown_item: int | None = None, shown_log: str | None
         st.session_state.flash = str(error)
         return
     session.record(proposal.item, label)
+    if session.n_labels % ec.session.CHECKPOINT_EVERY == 0:
+        common.publish(session_id, session)  # a reload replays at most that many answers
 
 
 def undo(shown_log: str | None = None) -> None:
@@ -238,17 +252,32 @@ def sparkline(rows: list, truth: float | None) -> go.Figure:
             line_width=0,
             fillcolor="rgba(31,119,180,0.2)",
             hoverinfo="skip",
+            name="interval",
         ),
-        go.Scatter(x=labels, y=[r[1] for r in rows]),
+        go.Scatter(x=labels, y=[r[1] for r in rows], name="estimate"),
     ]
     if truth is not None:
         traces.append(
             go.Scatter(
-                x=[labels[0], labels[-1]], y=[truth, truth], line=dict(dash="dot", color="gray")
+                x=[labels[0], labels[-1]],
+                y=[truth, truth],
+                line=dict(dash="dot", color="gray"),
+                name="true value",
             )
         )
+    # room above and below what is drawn: a line or band at 1.0 was cut by the frame
+    drawn = [v for r in rows for v in r[1:] if np.isfinite(v)] + (
+        [truth] if truth is not None else []
+    )
+    low, high = (min(drawn), max(drawn)) if drawn else (0.0, 1.0)
+    pad = max(0.02, 0.08 * (high - low))
     layout = dict(
-        height=160, margin=dict(l=0, r=0, t=0, b=0), showlegend=False, xaxis_title="labels"
+        template=figures.TEMPLATE,
+        height=190,
+        margin=dict(l=50, r=10, t=10, b=40),
+        legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", font_size=12),
+        xaxis_title="labels",
+        yaxis=dict(title="estimate", range=[low - pad, high + pad]),
     )
     return go.Figure(data=traces, layout=layout)
 
@@ -305,9 +334,9 @@ def labelling() -> None:
         )
     with estimate_side:
         estimate = session.estimate()
-        name = common.MEASURE_LABELS.get(session.measure_name.split(":")[0], "")
-        if len(estimate.value) > 1:
-            name = f"{name}, {estimate.component_names[0]}"
+        name = common.component_label(
+            session.pool, session.measure_name, estimate.component_names[0]
+        )
         counts = f"{estimate.n_draws} draws, {estimate.n_labels} labelled items"
         if estimate.defined and estimate.caveat is None:
             low, high = estimate.confidence_interval(level)
@@ -330,6 +359,7 @@ def labelling() -> None:
             st.plotly_chart(
                 cached[2],
                 width="stretch",
+                theme=None,
                 key="spark",
                 config={"displayModeBar": False},
             )

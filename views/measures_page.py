@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from evalcore import insight
@@ -19,19 +17,9 @@ st.caption(
 table = insight.measure_table(session, record.confidence)
 
 
-def row_name(measure: str, component: str) -> str:
-    """The measure's display name; a per-class component names its class, not its index."""
-    name = common.MEASURE_LABELS.get(measure, measure)
-    per_class = re.fullmatch(r"\w+\[(\d+)\]", component)
-    if per_class:
-        return f"Recall of class {session.pool.classes[int(per_class.group(1))]}"
-    return name
-
-
 level = f"{record.confidence:.0%}"
-shown = table.assign(
-    measure=[row_name(m, c) for m, c in zip(table.measure, table.component, strict=True)]
-)
+names = zip(table.measure, table.component, strict=True)
+shown = table.assign(measure=[common.component_label(session.pool, m, c) for m, c in names])
 shown = shown.drop(columns="component")
 st.dataframe(
     shown,

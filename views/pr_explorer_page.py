@@ -78,8 +78,7 @@ left, middle, right = st.columns([2, 1, 1])
 with left:
     st.plotly_chart(
         figures.pr_curve_figure(curve, truth, samples, float(row.threshold), decimals),
-        width="stretch",
-        config={"displaylogo": False},
+        **common.CHART,
     )
     if not samples:
         st.caption("Bootstrap curves are drawn for importance-sampling sessions.")

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import evalcore as ec
+from evalcore import figures
 from views import common
 
 st.title("Label-efficient evaluation")
@@ -34,32 +35,38 @@ except ec.StoreError as error:
     st.stop()
 if saved:
     st.subheader("Resume a session")
-    for record in saved:
-        budget = f" / {record.budget}" if record.budget else ""
-        left, resume, delete = st.columns([6, 1, 1], vertical_alignment="center")
-        changed = record.updated[:16].replace("T", " ")
-        left.markdown(
-            f"**{common.plain(record.pool_name)}** · "
-            f"{common.describe(record.measure, record.sampler)} · "
-            f"{record.n_answers}{budget} labels · last changed {changed} UTC"
-        )
-        if resume.button("Resume", key=f"resume_{record.id}"):
-            common.forget_open_session()
-            st.switch_page("views/label_page.py", query_params={"session": record.id})
-        if delete.button("Delete", key=f"delete_{record.id}"):
-            st.session_state.confirm_delete = record.id
-        if st.session_state.get("confirm_delete") == record.id:
-            st.warning(
-                f"Delete this session and its {record.n_answers} answers? This cannot be undone."
+    st.caption(f"{len(saved)} saved, the most recently changed first.")
+    # a box of its own that scrolls beyond a few sessions: with many saved, the pools and the
+    # upload below were screens away
+    listing = st.container(height=260 if len(saved) > 4 else "content", border=len(saved) > 4)
+    with listing:
+        for record in saved:
+            budget = f" / {record.budget}" if record.budget else ""
+            left, resume, delete = st.columns([6, 1, 1], vertical_alignment="center")
+            changed = record.updated[:16].replace("T", " ")
+            left.markdown(
+                f"**{common.plain(record.pool_name)}** · "
+                f"{common.describe(record.measure, record.sampler)} · "
+                f"{record.n_answers}{budget} labels · last changed {changed} UTC"
             )
-            yes, no = st.columns(2)
-            if yes.button("Yes, delete", key=f"confirm_{record.id}", type="primary"):
-                common.store().delete_session(record.id)
-                st.session_state.pop("confirm_delete")
-                st.rerun()
-            if no.button("Keep it", key=f"keep_{record.id}"):
-                st.session_state.pop("confirm_delete")
-                st.rerun()
+            if resume.button("Resume", key=f"resume_{record.id}"):
+                common.forget_open_session()
+                st.switch_page("views/label_page.py", query_params={"session": record.id})
+            if delete.button("Delete", key=f"delete_{record.id}"):
+                st.session_state.confirm_delete = record.id
+            if st.session_state.get("confirm_delete") == record.id:
+                st.warning(
+                    f"Delete this session and its {record.n_answers} answers? "
+                    "This cannot be undone."
+                )
+                yes, no = st.columns(2)
+                if yes.button("Yes, delete", key=f"confirm_{record.id}", type="primary"):
+                    common.store().delete_session(record.id)
+                    st.session_state.pop("confirm_delete")
+                    st.rerun()
+                if no.button("Keep it", key=f"keep_{record.id}"):
+                    st.session_state.pop("confirm_delete")
+                    st.rerun()
     st.divider()
 
 # -- built-in pools --------------------------------------------------------------------
@@ -197,13 +204,13 @@ e.metric("True labels", "yes" if pool.y_true is not None else "no")
 scores = pool.binary_scores if pool.n_classes == 2 else pool.prob.max(axis=1)
 figure = go.Figure(go.Histogram(x=scores, nbinsx=60))
 figure.update_layout(
-    height=220,
-    margin=dict(l=10, r=10, t=30, b=10),
+    template=figures.TEMPLATE,
+    height=260,
     title="Score distribution" if pool.n_classes == 2 else "Highest class probability",
-    yaxis_type="log",
     yaxis_title="items",
 )
-st.plotly_chart(figure, width="stretch")
+figure.update_yaxes(type="log", dtick=1, exponentformat="e")
+st.plotly_chart(figure, **common.CHART)
 st.dataframe(pd.DataFrame(frame.head(5)), width="stretch")
 if st.button("Use this pool", type="primary", key="use_upload"):
     try:
