@@ -36,7 +36,7 @@ __all__ = [
 
 SAMPLER_NAMES = ("ais", "ais-1", "bernoulli", "is", "stratified", "neyman", "passive", "oasis")
 _FORMAT_VERSION = 2
-CHECKPOINT_EVERY = 100  # answers between copies of the sampler (an undo replays fewer)
+CHECKPOINT_EVERY = 25  # answers between copies of the sampler (an undo replays fewer)
 _CHECKPOINTS_KEPT = 2
 # Measures whose name changed meaning, with the name of what a session saved before meant:
 # in format 1 and in databases before user_version 1, ``macro_f1`` was seed 004's harmonic mean.
@@ -185,9 +185,21 @@ class Session:
 
     def copy(self) -> Session:
         """An independent session in the same state, without replaying the log."""
+        return self._twin(self._copy_sampler(self.sampler))
+
+    def snapshot(self) -> Session:
+        """A session in the same state for others to ``copy()``, never to change: it shares
+        the checkpoint taken after the last answer when there is one (no copying), else it
+        is a copy."""
+        checkpoint = self._checkpoints.get(len(self.log))
+        return self._twin(
+            checkpoint if checkpoint is not None else self._copy_sampler(self.sampler)
+        )
+
+    def _twin(self, sampler) -> Session:
         twin = copy.copy(self)
         twin.log = list(self.log)
-        twin.sampler = self._copy_sampler(self.sampler)
+        twin.sampler = sampler
         twin._checkpoints = dict(self._checkpoints)  # checkpoints are never changed, only replaced
         return twin
 

@@ -177,3 +177,21 @@ def test_a_copied_session_is_independent_and_in_the_same_state(pool):
     fresh = ec.Session(pool, "f1", "ais", 6, 80, {"depth": 4}, list(session.log))
     same_estimate(session.estimate(), fresh.estimate())
     assert twin.pool is session.pool  # the pool is shared, never copied
+
+
+def test_a_snapshot_shares_the_checkpoint_and_copies_of_it_label_on_independently(
+    pool, monkeypatch
+):
+    monkeypatch.setattr(ec.session, "CHECKPOINT_EVERY", 10)
+    session = ec.Session(pool, "f1", "ais", seed=6, budget=80, options={"depth": 4})
+    label_n(session, pool, 20)
+    snapshot = session.snapshot()
+    assert snapshot.sampler is session._checkpoints[20]  # no copy at a checkpoint
+    label_n(session, pool, 3)
+    tab = snapshot.copy()
+    for item, label in session.log[20:]:
+        tab.record(item, label)
+    same_estimate(tab.estimate(), session.estimate())
+    assert tab.next_item() == session.next_item()
+    fresh = ec.Session(pool, "f1", "ais", 6, 80, {"depth": 4}, list(session.log[:20]))
+    same_estimate(snapshot.estimate(), fresh.estimate())  # the snapshot did not move

@@ -221,9 +221,9 @@ def _snapshots() -> dict:
 
 
 def publish(session_id: str, session: ec.Session) -> None:
-    """Keep a copy of ``session`` for the next tab that opens it (after a replay, and every
-    ``CHECKPOINT_EVERY`` answers)."""
-    _snapshots()[session_id] = session.copy()
+    """Keep a snapshot of ``session`` for the next tab that opens it (after a replay, and at
+    every checkpoint, where it costs no copy)."""
+    _snapshots()[session_id] = session.snapshot()
 
 
 def _restored(session_id: str, pool: ec.Pool) -> ec.Session:

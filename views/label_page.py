@@ -32,29 +32,32 @@ if common.open_session(session_id) is None:
     st.stop()
 
 
+@st.cache_resource
+def histories() -> dict:
+    """(session id, level) -> (log, rows): the estimate after each answer of ``log``, shared
+    by every tab of this server so that a reload does not replay the log for its sparkline.
+    An entry is replaced, never changed in place."""
+    return {}
+
+
 def history(session: ec.Session, level: float) -> list:
-    """The estimate after each answer, kept alongside the open session with the log it
-    belongs to: the rows of the log's unchanged beginning stay (an undo drops the last), the
-    row of one new answer is the estimate now; anything else is a replay."""
-    cached = st.session_state.get("history")
-    if cached is not None and cached[0] == (session_id, level):
-        rows, log = cached[1], cached[2]
-        kept = 0
-        for old, new in zip(log, session.log, strict=False):
-            if old != new:
-                break
-            kept += 1
-        if kept >= session.n_labels - 1:
-            rows = rows[:kept]
-            if kept == session.n_labels - 1:  # one answer given in this window
-                rows.append(
-                    (session.n_labels, *ec.session.first_component(session.estimate(), level))
-                )
-            st.session_state.history = ((session_id, level), rows, list(session.log))
-            return rows
-    # a new session, another window's answers or several at once (auto-label): replay
-    rows = session.history(level)
-    st.session_state.history = ((session_id, level), rows, list(session.log))
+    """The estimate after each answer. The rows of the log's unchanged beginning are kept (an
+    undo drops the last), the row of one new answer is the estimate now; anything else (a
+    new session, several answers at once, another window's answers) is a replay."""
+    key = (session_id, level)
+    log, rows = histories().get(key, ([], []))
+    kept = 0
+    for old, new in zip(log, session.log, strict=False):
+        if old != new:
+            break
+        kept += 1
+    if kept >= session.n_labels - 1:
+        rows = rows[:kept]
+        if kept == session.n_labels - 1:  # one answer given since
+            rows.append((session.n_labels, *ec.session.first_component(session.estimate(), level)))
+    else:
+        rows = session.history(level)
+    histories()[key] = (list(session.log), rows)
     return rows
 
 
