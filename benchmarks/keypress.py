@@ -1,12 +1,14 @@
-"""Keypress to next item, in a real browser, on a pool of 10^6 items.
+"""Keypress to next item, undo and reload, in a real browser, on a pool of 10^6 items.
 
 A pool of N items resampled from abt-buy is stored in a fresh session database with an AIS
 F1 session; the app runs as `streamlit run app.py` and Debian's Chromium (Playwright) opens the
 label page. Each step presses the digit of the shown item's true label and stops the clock
 when the progress line shows the new count (the fragment has re-rendered the next item). The
-first page load (pool load + replay) is timed separately.
+first page load (pool load + replay) is timed separately. A second session starts with
+``--answers`` answers in its log (from the true labels): its first load, ``u`` (undo, clock
+stopped when the count drops) and page reloads are timed.
 
-    python benchmarks/keypress.py [--items 1000000] [--presses 60]
+    python benchmarks/keypress.py [--items 1000000] [--presses 60] [--answers 2000]
 
 Writes benchmarks/results/keypress.md.
 """
@@ -51,6 +53,21 @@ def stored_session(store: ec.Store, frame: pd.DataFrame, name: str, file_name: s
     return store.create_session(key, ec.Session(pool, "f1", "ais", seed=1, budget=BUDGET))
 
 
+def answered_session(store: ec.Store, other_session: str, answers: int) -> str:
+    """A new AIS F1 session on ``other_session``'s pool with ``answers`` answers from the
+    true labels already saved."""
+    record = store.session_record(other_session)
+    pool, _ = store.load_pool(record.pool_key)
+    session = ec.Session(pool, "f1", "ais", seed=2, budget=BUDGET + answers)
+    session_id = store.create_session(record.pool_key, session)
+    for position in range(answers):
+        item = session.next_item().item
+        label = int(pool.y_true[item])
+        store.append_answer(session_id, position, item, label)
+        session.record(item, label)
+    return session_id
+
+
 def shown_item(page) -> str:
     heading = page.get_by_role("heading", name=re.compile(r"^Item ")).first.inner_text()
     return heading.removeprefix("Item ").strip()
@@ -72,6 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--presses", type=int, default=60)
+    parser.add_argument("--answers", type=int, default=2000)
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
 
@@ -89,6 +107,23 @@ def main() -> None:
             first_load = time.perf_counter() - start
             labels = dict(zip(frame.item_id.astype(str), frame.label, strict=True))
             seconds = np.array(time_presses(page, labels, args.presses)) * 1000
+            long = answered_session(store, big, args.answers)
+            start = time.perf_counter()
+            page.goto(f"{url}/label?session={long}")
+            wait_for_progress(page, args.answers, BUDGET + args.answers)
+            long_load = time.perf_counter() - start
+            undos, reloads = [], []
+            for undone in range(1, 6):
+                wait_until_idle(page)
+                start = time.perf_counter()
+                page.locator("body").press("u")
+                wait_for_progress(page, args.answers - undone, BUDGET + args.answers)
+                undos.append(time.perf_counter() - start)
+            for _ in range(3):
+                start = time.perf_counter()
+                page.reload()
+                wait_for_progress(page, args.answers - 5, BUDGET + args.answers)
+                reloads.append(time.perf_counter() - start)
 
     steady = seconds[5:]  # the first presses warm up the fragment's code paths
     lines = [
@@ -105,6 +140,17 @@ def main() -> None:
         f"| slowest | {steady.max():.0f} |",
         f"| first 5 presses (median) | {np.median(seconds[:5]):.0f} |",
         f"| first page load incl. pool load and replay | {first_load * 1000:.0f} |",
+        "",
+        f"A session with {args.answers} answers on the same pool (server already running):",
+        "",
+        "| figure | ms |",
+        "|---|---|",
+        f"| first page load: replay from the seed and the sparkline's history | "
+        f"{long_load * 1000:.0f} |",
+        f"| undo (`u`), median of 5 | {np.median(undos) * 1000:.0f} |",
+        f"| undo, each in order | {', '.join(f'{u * 1000:.0f}' for u in undos)} |",
+        f"| reload, median of 3 | {np.median(reloads) * 1000:.0f} |",
+        f"| reload, each in order | {', '.join(f'{r * 1000:.0f}' for r in reloads)} |",
         "",
         "Reproduce: `.venv/bin/python benchmarks/keypress.py`.",
         "",

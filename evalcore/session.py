@@ -270,16 +270,23 @@ class Session:
             return estimate(self.sampler)
         return estimate(self.sampler, get_measure(measure_name, self.pool.n_classes))
 
-    def history(self, confidence_level: float = 0.95) -> list[tuple[int, float, float, float]]:
+    def history(
+        self, confidence_level: float = 0.95, max_points: int | None = None
+    ) -> list[tuple[int, float, float, float]]:
         """(labels, estimate, interval low, interval high) of the first component after each
-        answer in the log, from a replay of a copy (NaN where the measure is not defined)."""
+        answer in the log, from a replay of a copy (NaN where the measure is not defined).
+        With ``max_points``, only after every ``ceil(answers / max_points)``-th answer and
+        the last (an estimate costs more than a replayed step)."""
         replay = Session(
             self.pool, self.measure_name, self.sampler_name, self.seed, self.budget, self.options
         )
+        n = len(self.log)
+        stride = max(1, -(-n // max_points)) if max_points else 1
         rows = []
-        for item, label in self.log:
+        for position, (item, label) in enumerate(self.log, start=1):
             replay.record(item, label, checkpoint=False)
-            rows.append((replay.n_labels, *first_component(replay.estimate(), confidence_level)))
+            if position % stride == 0 or position == n:
+                rows.append((position, *first_component(replay.estimate(), confidence_level)))
         return rows
 
     def to_json(self) -> str:

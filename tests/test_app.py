@@ -503,3 +503,24 @@ def test_a_reload_copies_the_published_session_and_history_instead_of_replaying(
     tab.button(key="auto").click().run()  # the copy labels on like the original
     assert not tab.exception, tab.exception
     assert progress(tab) == "20 of 40 labels"
+
+
+def test_a_reload_after_an_undo_goes_back_from_the_snapshot(monkeypatch):
+    at = started(budget=40)
+    at.button(key="auto").click().run()
+    session_id = at.query_params["session"]
+    first = second_window(session_id)  # replays and publishes a snapshot at 10 answers
+    first.button(key="undo").click().run()
+    first.button(key="undo").click().run()
+    assert progress(first) == "8 of 40 labels"
+    estimate = first.metric[0].value
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("replayed from the seed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ec.Store, "load_session", no_replay)
+        patched.setattr(ec.Session, "history", no_replay)
+        tab = second_window(session_id)
+    assert progress(tab) == "8 of 40 labels"
+    assert tab.metric[0].value == estimate

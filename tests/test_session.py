@@ -195,3 +195,13 @@ def test_a_snapshot_shares_the_checkpoint_and_copies_of_it_label_on_independentl
     assert tab.next_item() == session.next_item()
     fresh = ec.Session(pool, "f1", "ais", 6, 80, {"depth": 4}, list(session.log[:20]))
     same_estimate(snapshot.estimate(), fresh.estimate())  # the snapshot did not move
+
+
+def test_a_thinned_history_is_the_full_history_at_every_stride_and_the_last_answer(pool):
+    session = ec.Session(pool, "f1", "ais", seed=8, budget=80, options={"depth": 4})
+    label_n(session, pool, 23)
+    full = session.history(0.9)
+    assert [row[0] for row in full] == list(range(1, 24))
+    thinned = session.history(0.9, max_points=5)  # stride ceil(23 / 5) = 5
+    assert [row[0] for row in thinned] == [5, 10, 15, 20, 23]
+    assert thinned == [full[n - 1] for n in (5, 10, 15, 20, 23)]

@@ -227,20 +227,24 @@ def publish(session_id: str, session: ec.Session) -> None:
 
 
 def _restored(session_id: str, pool: ec.Pool) -> ec.Session:
-    """The saved session: from a snapshot whose answers begin the saved log, plus the
-    answers after it; else replayed from the seed (``Store.load_session``)."""
+    """The saved session from a snapshot whose answers begin the saved log (plus the answers
+    after it) or whose answers the saved log begins (less the answers undone since); else
+    replayed from the seed (``Store.load_session``)."""
     saved = store().answers(session_id)
     snapshot = _snapshots().get(session_id)
+    shared = min(len(saved), len(snapshot.log)) if snapshot is not None else 0
     if (
         snapshot is not None
-        and snapshot.log == saved[: len(snapshot.log)]
+        and snapshot.log[:shared] == saved[:shared]
         and (
             snapshot.pool is pool or ec.pool_fingerprint(snapshot.pool) == ec.pool_fingerprint(pool)
         )
     ):
         session = snapshot.copy()
         try:
-            for item, label in saved[len(snapshot.log) :]:
+            while session.n_labels > len(saved):
+                session.undo()  # from the snapshot's checkpoints
+            for item, label in saved[session.n_labels :]:
                 session.record(item, label)
             return session
         except (ec.SessionError, ValueError):

@@ -32,6 +32,9 @@ if common.open_session(session_id) is None:
     st.stop()
 
 
+SPARKLINE_POINTS = 200  # a replayed history estimates at most this many times (then per answer)
+
+
 @st.cache_resource
 def histories() -> dict:
     """(session id, level) -> (log, rows): the estimate after each answer of ``log``, shared
@@ -52,11 +55,11 @@ def history(session: ec.Session, level: float) -> list:
             break
         kept += 1
     if kept >= session.n_labels - 1:
-        rows = rows[:kept]
+        rows = [row for row in rows if row[0] <= kept]
         if kept == session.n_labels - 1:  # one answer given since
             rows.append((session.n_labels, *ec.session.first_component(session.estimate(), level)))
     else:
-        rows = session.history(level)
+        rows = session.history(level, max_points=SPARKLINE_POINTS)
     histories()[key] = (list(session.log), rows)
     return rows
 
