@@ -8,7 +8,9 @@ Timed, each as the median of ``--repeats`` runs measured in one process:
 * undo: ``session.undo()`` from the latest checkpoint (every ``CHECKPOINT_EVERY`` answers),
   worst case (the checkpoint is ``CHECKPOINT_EVERY - 1`` answers back) and best case;
 * reload: what the app does for a new tab: copy the last published snapshot and record the
-  answers since (up to ``CHECKPOINT_EVERY - 1``).
+  answers since (up to ``CHECKPOINT_EVERY - 1``);
+* the Convergence page's trace (200 points): a first visit replays the log, a revisit after
+  more answers traces only those (one run each).
 
     python benchmarks/undo_reload.py [--items 1000000] [--answers 2000] [--repeats 5]
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from keypress import resampled_pool
 
 import evalcore as ec
+from evalcore import insight
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -82,6 +85,14 @@ def main() -> None:
 
     figures[f"reload: copy the snapshot, record {len(log) - len(snapshot.log)} answers"] = [
         timed(reload) for _ in range(args.repeats)
+    ]
+    stride = -(-len(log) // 200)
+    builder = insight.Trace(session, 0.95, stride)
+    figures[f"Convergence trace, first visit ({len(log) - every} answers, 200 points)"] = [
+        timed(lambda: builder.extend(log[: len(log) - every]) and builder.table())
+    ]
+    figures[f"Convergence trace, revisit after {every} more answers"] = [
+        timed(lambda: builder.extend(log) and builder.table())
     ]
     lines = [
         "# Undo and reload at 10^6 items",

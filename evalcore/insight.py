@@ -43,6 +43,20 @@ BINARY_MEASURES = (
 MULTICLASS_MEASURES = ("accuracy", "macro_f1", "macro_f1_harmonic", "micro_f1", "per_class_recall")
 
 
+TRACE_COLUMNS = [
+    "n_labels",
+    "n_draws",
+    "component",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "kl_consecutive",
+    "kl_optimal",
+    "ess",
+    "true_value",
+]
+
+
 def trace(session: Session, confidence_level: float = 0.95, max_points: int = 200) -> pd.DataFrame:
     """The session replayed from its log, one row per (checkpoint, component).
 
@@ -53,66 +67,89 @@ def trace(session: Session, confidence_level: float = 0.95, max_points: int = 20
     labels), ``ess`` (Kish's effective sample size of the weights), ``true_value``.
     KL columns are NaN for designs without a proposal (Bernoulli, stratified).
     """
-    replay = Session(
-        session.pool,
-        session.measure_name,
-        session.sampler_name,
-        session.seed,
-        session.budget,
-        session.options,
-    )
-    n = len(session.log)
-    stride = max(1, -(-n // max_points))
-    has_proposal = isinstance(replay.sampler, ImportanceSampler)
-    truth = session.pool.y_true is not None
-    q_star = optimal_proposal(session.pool, session.measure) if truth and has_proposal else None
-    true_values = _true_values(session) if truth else None
-    rows, previous = [], None
-    for position, (item, label) in enumerate(session.log, start=1):
-        replay.record(item, label, checkpoint=False)
-        if position % stride and position != n:
-            continue
+    stride = max(1, -(-len(session.log) // max_points))
+    builder = Trace(session, confidence_level, stride)
+    builder.extend(session.log)
+    return builder.table()
+
+
+class Trace:
+    """A session's trace built answer by answer: ``extend`` replays only the answers after
+    those already traced, so a longer log (the expert labelled on) costs its new answers,
+    not a replay from the seed. Rows at every ``stride``-th answer, and the last."""
+
+    def __init__(self, session: Session, confidence_level: float = 0.95, stride: int = 1):
+        self.replay = Session(
+            session.pool,
+            session.measure_name,
+            session.sampler_name,
+            session.seed,
+            session.budget,
+            session.options,
+        )
+        self.level, self.stride = confidence_level, stride
+        self.has_proposal = isinstance(self.replay.sampler, ImportanceSampler)
+        truth = session.pool.y_true is not None
+        self.q_star = (
+            optimal_proposal(session.pool, session.measure) if truth and self.has_proposal else None
+        )
+        self.true_values = _true_values(session) if truth else None
+        self.rows: list[dict] = []
+        self.previous = None  # the proposal at the last stride checkpoint
+
+    @property
+    def log(self) -> list[tuple[int, int]]:
+        return self.replay.log
+
+    def extend(self, log: list[tuple[int, int]]) -> bool:
+        """Trace the answers of ``log`` after those traced; False (nothing done) when ``log``
+        does not begin with them (an undo, another window's answers)."""
+        done = len(self.log)
+        if list(log[:done]) != self.log:
+            return False
+        for item, label in log[done:]:
+            self.replay.record(item, label, checkpoint=False)
+            if self.replay.n_labels % self.stride == 0:
+                self.rows += self._rows(keep_proposal=True)
+        return True
+
+    def table(self) -> pd.DataFrame:
+        rows = list(self.rows)
+        if self.log and self.replay.n_labels % self.stride:
+            rows += self._rows(keep_proposal=False)  # the last answer, off the stride
+        return pd.DataFrame(rows, columns=TRACE_COLUMNS)
+
+    def _rows(self, keep_proposal: bool) -> list[dict]:
+        replay = self.replay
         est = replay.estimate()
-        low, high = est.confidence_interval(confidence_level)
+        low, high = est.confidence_interval(self.level)
         kl_consecutive = kl_optimal = ess = np.nan
-        if has_proposal:
+        if self.has_proposal:
             current = replay.sampler.pmf()
-            if previous is not None:
-                kl_consecutive = kl_divergence(previous, current)
-            previous = current
-            if q_star is not None:
-                kl_optimal = replay.sampler.kl_from(q_star)
+            if self.previous is not None:
+                kl_consecutive = kl_divergence(self.previous, current)
+            if keep_proposal:
+                self.previous = current
+            if self.q_star is not None:
+                kl_optimal = replay.sampler.kl_from(self.q_star)
         weights = design_weights(replay)
         if len(weights):
             ess = effective_sample_size(weights)
-        for index, name in enumerate(est.component_names):
-            rows.append(
-                {
-                    "n_labels": position,
-                    "n_draws": est.n_draws,
-                    "component": name,
-                    "estimate": est.value[index],
-                    "ci_low": low[index],
-                    "ci_high": high[index],
-                    "kl_consecutive": kl_consecutive,
-                    "kl_optimal": kl_optimal,
-                    "ess": ess,
-                    "true_value": np.nan if true_values is None else true_values[index],
-                }
-            )
-    columns = [
-        "n_labels",
-        "n_draws",
-        "component",
-        "estimate",
-        "ci_low",
-        "ci_high",
-        "kl_consecutive",
-        "kl_optimal",
-        "ess",
-        "true_value",
-    ]
-    return pd.DataFrame(rows, columns=columns)
+        return [
+            {
+                "n_labels": replay.n_labels,
+                "n_draws": est.n_draws,
+                "component": name,
+                "estimate": est.value[index],
+                "ci_low": low[index],
+                "ci_high": high[index],
+                "kl_consecutive": kl_consecutive,
+                "kl_optimal": kl_optimal,
+                "ess": ess,
+                "true_value": np.nan if self.true_values is None else self.true_values[index],
+            }
+            for index, name in enumerate(est.component_names)
+        ]
 
 
 def _true_values(session: Session) -> np.ndarray:

@@ -524,3 +524,20 @@ def test_a_reload_after_an_undo_goes_back_from_the_snapshot(monkeypatch):
         tab = second_window(session_id)
     assert progress(tab) == "8 of 40 labels"
     assert tab.metric[0].value == estimate
+
+
+def test_coming_back_to_convergence_traces_only_the_new_answers(monkeypatch):
+    at = labelled_session(budget=60, clicks=2)
+    at.switch_page("views/convergence_page.py").run()
+    assert not at.exception, at.exception
+    at.switch_page("views/label_page.py").run()
+    at.button(key="auto").click().run()  # 30 answers now
+
+    def no_replay(self):
+        raise AssertionError("replayed from the seed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ec.Session, "_rebuild", no_replay)
+        at.switch_page("views/convergence_page.py").run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) >= 3

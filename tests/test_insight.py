@@ -152,3 +152,16 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "ci_low": low[0],
         "ci_high": high[0],
     }
+
+
+def test_a_trace_extended_answer_by_answer_equals_one_from_the_whole_log(ais):
+    whole = insight.trace(ais, 0.9, max_points=12)  # stride 5
+    builder = insight.Trace(ais, 0.9, stride=5)
+    for end in (3, 17, 17, 41, 60):  # 17 and 41 are off the stride: a last row of their own
+        assert builder.extend(ais.log[:end])
+        part = builder.table()
+        assert part.n_labels.iloc[-1] == end
+    pd.testing.assert_frame_equal(builder.table(), whole)
+    undone = ais.log[:30] + [(ais.log[30][0], 1 - ais.log[30][1])]
+    assert not builder.extend(undone)  # not a continuation: nothing traced
+    assert len(builder.log) == 60

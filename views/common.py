@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -313,15 +314,36 @@ def require_session() -> tuple[str, ec.Session, ec.store.SessionRecord]:
     return session_id, *opened
 
 
-@st.cache_data(max_entries=8, show_spinner="Replaying the session…")
-def _trace(session_id: str, log_key: int, level: float, _session: ec.Session) -> pd.DataFrame:
-    return insight.trace(_session, level)
+TRACE_POINTS = 200
+
+
+@st.cache_resource
+def _traces() -> tuple[dict, threading.Lock]:
+    """(session id, level) -> ``insight.Trace``, shared by the tabs of this server, and the
+    lock that keeps two tabs from extending one trace at once."""
+    return {}, threading.Lock()
 
 
 def session_trace(session_id: str, session: ec.Session, level: float) -> pd.DataFrame:
-    """The session's trace, cached per session and log (an undo followed by another answer
-    is a different log with the same length)."""
-    return _trace(session_id, hash(tuple(session.log)), level, session)
+    """The session's trace. The traced answers are kept per server: coming back after more
+    answers traces only the new ones; an undo, another window's answers or twice the planned
+    points start a new trace (a replay)."""
+    traces, lock = _traces()
+    with lock:
+        builder = traces.get((session_id, level))
+        if (
+            builder is None
+            or len(builder.rows) > 2 * TRACE_POINTS * builder.replay.measure.m
+            or not builder.extend(session.log)
+        ):
+            stride = max(1, -(-session.n_labels // TRACE_POINTS))
+            with st.spinner("Replaying the session…"):
+                builder = insight.Trace(session, level, stride)
+                builder.extend(session.log)
+            traces[(session_id, level)] = builder
+            while len(traces) > 4:  # each holds a replayed sampler: keep the latest few
+                del traces[next(iter(traces))]
+        return builder.table()
 
 
 def forget_open_session() -> None:
