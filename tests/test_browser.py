@@ -79,17 +79,22 @@ def test_label_by_keyboard_reload_undo_and_go_on(tmp_path):
         wait_for_estimate(page, saved_estimate(database))
 
 
-def test_a_bookmarked_label_page_opens_in_the_app_on_a_fresh_server(tmp_path):
-    """Regression: a first request for /label on a fresh server ran the page file alone
-    (Streamlit's pages-directory mode), without the app's navigation."""
-    database = tmp_path / "sessions.db"
+def saved_products_session(database) -> str:
+    """A new AIS F1 session (budget 50) on the products demo pool, saved in ``database``."""
     store = ec.Store(database)
     products = ROOT / "sample_data" / "products.csv"
     key = store.save_pool(
         "Products", products.name, products.read_bytes(), ec.detect_mapping(ec.read_table(products))
     )
     pool, _ = store.load_pool(key)
-    session_id = store.create_session(key, ec.Session(pool, "f1", "ais", seed=1, budget=50))
+    return store.create_session(key, ec.Session(pool, "f1", "ais", seed=1, budget=50))
+
+
+def test_a_bookmarked_label_page_opens_in_the_app_on_a_fresh_server(tmp_path):
+    """Regression: a first request for /label on a fresh server ran the page file alone
+    (Streamlit's pages-directory mode), without the app's navigation."""
+    database = tmp_path / "sessions.db"
+    session_id = saved_products_session(database)
     with running_app(database) as url, chromium_page() as page:
         page.goto(f"{url}/label?session={session_id}")
         wait_for_progress(page, 0, 50)
@@ -104,13 +109,7 @@ def test_the_app_works_offline_and_its_sidebar_keeps_a_shared_session(tmp_path):
     opens without Streamlit's "Page not found" dialog (drawn while the pages lived in a
     folder named ``pages/``)."""
     database = tmp_path / "sessions.db"
-    store = ec.Store(database)
-    products = ROOT / "sample_data" / "products.csv"
-    key = store.save_pool(
-        "Products", products.name, products.read_bytes(), ec.detect_mapping(ec.read_table(products))
-    )
-    pool, _ = store.load_pool(key)
-    session_id = store.create_session(key, ec.Session(pool, "f1", "ais", seed=1, budget=50))
+    session_id = saved_products_session(database)
     with running_app(database) as url, chromium_page() as page:
         requests = []
         page.on("request", lambda request: requests.append(request.url))
