@@ -39,6 +39,7 @@ from .session import (
     log_digest,
     make_sampler,
     pool_fingerprint,
+    saved_options,
 )
 from .simulate import Run, SimulationResult, run_once, simulate
 from .store import SessionConflict, Store, StoreError
@@ -70,6 +71,7 @@ __all__ = [
     "Round",
     "Run",
     "SAMPLER_NAMES",
+    "saved_options",
     "Session",
     "SessionConflict",
     "SessionError",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -155,9 +156,16 @@ class Session:
         self._checkpoints: dict[int, object] = {}  # answers recorded -> a copy of the sampler
         self._replay(list(self.log))
 
-    def _replay(self, answers: list[tuple[int, int]], start: int = 0) -> None:
+    def _replay(
+        self,
+        answers: list[tuple[int, int]],
+        start: int = 0,
+        observe: Callable[[], None] | None = None,
+        checkpoints: bool = True,
+    ) -> None:
         """Record ``answers[start:]`` again, from the seed (``start`` 0) or from the checkpoint
-        after ``start`` answers; only the last checkpoints on the way are taken."""
+        after ``start`` answers; only the last checkpoints on the way are taken (none without
+        ``checkpoints``). ``observe`` is called after each answer."""
         if start:
             self.sampler = self._copy_sampler(self._checkpoints[start])
         else:
@@ -165,7 +173,7 @@ class Session:
         self.log = list(answers[:start])
         self._checkpoints = {n: c for n, c in self._checkpoints.items() if n <= start}
         boundaries = range(CHECKPOINT_EVERY, len(answers) + 1, CHECKPOINT_EVERY)
-        wanted = set(boundaries[-_CHECKPOINTS_KEPT:])
+        wanted = set(boundaries[-_CHECKPOINTS_KEPT:]) if checkpoints else set()
         for position in range(start, len(answers)):
             item, label = answers[position]
             try:
@@ -176,6 +184,8 @@ class Session:
                     f"does not fit the answers before it: {error}",
                     position,
                 ) from None
+            if observe is not None:
+                observe()
 
     def _copy_sampler(self, sampler):
         """A deep copy of ``sampler`` that shares the pool and the measure (never changed)."""
@@ -280,13 +290,28 @@ class Session:
         replay = Session(
             self.pool, self.measure_name, self.sampler_name, self.seed, self.budget, self.options
         )
-        n = len(self.log)
+        return replay.replay_log(self.log, confidence_level, max_points, checkpoints=False)
+
+    def replay_log(
+        self,
+        answers: list[tuple[int, int]],
+        confidence_level: float = 0.95,
+        max_points: int | None = None,
+        checkpoints: bool = True,
+    ) -> list[tuple[int, float, float, float]]:
+        """Replace the log by ``answers``, replayed from the seed, and return their history
+        (as ``history``) on the way: one replay where loading a session and then asking for
+        its history took two. ``ReplayError`` names an answer that does not fit."""
+        n = len(answers)
         stride = max(1, -(-n // max_points)) if max_points else 1
         rows = []
-        for position, (item, label) in enumerate(self.log, start=1):
-            replay.record(item, label, checkpoint=False)
-            if position % stride == 0 or position == n:
-                rows.append((position, *first_component(replay.estimate(), confidence_level)))
+
+        def observe() -> None:
+            if self.n_labels % stride == 0 or self.n_labels == n:
+                point = first_component(self.estimate(), confidence_level)
+                rows.append((self.n_labels, *point))
+
+        self._replay(list(answers), observe=observe, checkpoints=checkpoints)
         return rows
 
     def to_json(self) -> str:

@@ -495,7 +495,7 @@ def test_a_reload_copies_the_published_session_and_history_instead_of_replaying(
         raise AssertionError("replayed from the seed")
 
     with monkeypatch.context() as patched:
-        patched.setattr(ec.Store, "load_session", no_replay)
+        patched.setattr(ec.Session, "_rebuild", no_replay)  # every replay from the seed
         patched.setattr(ec.Session, "history", no_replay)  # the sparkline's rows are kept too
         tab = reopen()
     assert progress(tab) == "10 of 40 labels"
@@ -519,7 +519,7 @@ def test_a_reload_after_an_undo_goes_back_from_the_snapshot(monkeypatch):
         raise AssertionError("replayed from the seed")
 
     with monkeypatch.context() as patched:
-        patched.setattr(ec.Store, "load_session", no_replay)
+        patched.setattr(ec.Session, "_rebuild", no_replay)  # every replay from the seed
         patched.setattr(ec.Session, "history", no_replay)
         tab = second_window(session_id)
     assert progress(tab) == "8 of 40 labels"
@@ -541,3 +541,24 @@ def test_coming_back_to_convergence_traces_only_the_new_answers(monkeypatch):
         at.switch_page("views/convergence_page.py").run()
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) >= 3
+
+
+def test_a_first_load_replays_the_log_once_for_the_session_and_its_sparkline(monkeypatch):
+    at = started(budget=40)
+    at.button(key="auto").click().run()
+    session_id = at.query_params["session"]
+    estimate = at.metric[0].value
+    from views import common
+
+    common._snapshots().clear()  # as after a server restart
+    common.histories().clear()
+    recorded = []
+    record = ec.Session.record
+    monkeypatch.setattr(
+        ec.Session,
+        "record",
+        lambda self, *args, **kw: recorded.append(1) or record(self, *args, **kw),
+    )
+    tab = second_window(session_id)
+    assert progress(tab) == "10 of 40 labels" and tab.metric[0].value == estimate
+    assert len(recorded) == 10  # each saved answer replayed once, not twice

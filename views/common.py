@@ -205,7 +205,7 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
     pool, _ = stored_pool(record.pool_key)
     try:
         with st.spinner("Replaying the saved answers…"):
-            session = _restored(session_id, pool)
+            session = _restored(record, pool)
     except ec.ReplayError as error:
         offer_repair(session_id, error)
         return None
@@ -227,10 +227,22 @@ def publish(session_id: str, session: ec.Session) -> None:
     _snapshots()[session_id] = session.snapshot()
 
 
-def _restored(session_id: str, pool: ec.Pool) -> ec.Session:
+SPARKLINE_POINTS = 200  # a replayed history estimates at most this many times (then per answer)
+
+
+@st.cache_resource
+def histories() -> dict:
+    """(session id, level) -> (log, rows): the estimate after each answer of ``log`` for the
+    label page's sparkline, shared by every tab of this server so that a reload does not
+    replay the log for it. An entry is replaced, never changed in place."""
+    return {}
+
+
+def _restored(record: ec.store.SessionRecord, pool: ec.Pool) -> ec.Session:
     """The saved session from a snapshot whose answers begin the saved log (plus the answers
     after it) or whose answers the saved log begins (less the answers undone since); else
-    replayed from the seed (``Store.load_session``)."""
+    replayed from the seed, with the sparkline's history on the way (one replay, not two)."""
+    session_id = record.id
     saved = store().answers(session_id)
     snapshot = _snapshots().get(session_id)
     shared = min(len(saved), len(snapshot.log)) if snapshot is not None else 0
@@ -250,7 +262,10 @@ def _restored(session_id: str, pool: ec.Pool) -> ec.Session:
             return session
         except (ec.SessionError, ValueError):
             pass  # the replay from the seed below names the answer that does not fit
-    session = store().load_session(session_id, pool)
+    options = ec.saved_options(record.sampler, record.options)
+    session = ec.Session(pool, record.measure, record.sampler, record.seed, record.budget, options)
+    rows = session.replay_log(saved, record.confidence, SPARKLINE_POINTS)
+    histories()[(session_id, record.confidence)] = (list(saved), rows)
     publish(session_id, session)
     return session
 

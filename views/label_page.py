@@ -32,23 +32,12 @@ if common.open_session(session_id) is None:
     st.stop()
 
 
-SPARKLINE_POINTS = 200  # a replayed history estimates at most this many times (then per answer)
-
-
-@st.cache_resource
-def histories() -> dict:
-    """(session id, level) -> (log, rows): the estimate after each answer of ``log``, shared
-    by every tab of this server so that a reload does not replay the log for its sparkline.
-    An entry is replaced, never changed in place."""
-    return {}
-
-
 def history(session: ec.Session, level: float) -> list:
     """The estimate after each answer. The rows of the log's unchanged beginning are kept (an
     undo drops the last), the row of one new answer is the estimate now; anything else (a
     new session, several answers at once, another window's answers) is a replay."""
     key = (session_id, level)
-    log, rows = histories().get(key, ([], []))
+    log, rows = common.histories().get(key, ([], []))
     kept = 0
     for old, new in zip(log, session.log, strict=False):
         if old != new:
@@ -59,8 +48,8 @@ def history(session: ec.Session, level: float) -> list:
         if kept == session.n_labels - 1:  # one answer given since
             rows.append((session.n_labels, *ec.session.first_component(session.estimate(), level)))
     else:
-        rows = session.history(level, max_points=SPARKLINE_POINTS)
-    histories()[key] = (list(session.log), rows)
+        rows = session.history(level, max_points=common.SPARKLINE_POINTS)
+    common.histories()[key] = (list(session.log), rows)
     return rows
 
 
