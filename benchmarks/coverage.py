@@ -39,13 +39,7 @@ VARIANTS = {
     "ais-block": ("ais", {"oracle_model": "block"}),
 }
 # configurations not run at 200 repeats, and why
-NOT_RUN = {
-    ("over_confident (prob)", "is"): "not yet at 200 runs: before repeated draws were batched "
-    "(issue 13, item 4) a run drew labelled items one at a time, about 1,000 draws per new "
-    "label; 50-run figures at 500-2000 labels are in default_sampler.md",
-    ("over_confident (prob)", "ais-1"): "not yet at 200 runs: the same, its draws filled 14 GB "
-    "before 2000 labels; 50-run figures at 500-2000 labels are in default_sampler.md",
-}
+NOT_RUN: dict[tuple[str, str], str] = {}
 CHECKPOINTS = (200, 500, 1000, 2000)
 BUDGET = 2000
 POOLS = {
