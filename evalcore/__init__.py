@@ -39,7 +39,6 @@ from .session import (
     log_digest,
     make_sampler,
     pool_fingerprint,
-    saved_options,
 )
 from .simulate import Run, SimulationResult, run_once, simulate
 from .store import SessionConflict, Store, StoreError
@@ -71,7 +70,6 @@ __all__ = [
     "Round",
     "Run",
     "SAMPLER_NAMES",
-    "saved_options",
     "Session",
     "SessionConflict",
     "SessionError",

@@ -154,6 +154,7 @@ class Session:
         later = _LATER_OPTIONS.get(self.sampler_name, {})
         self.options = {**{name: new for name, (new, _) in later.items()}, **self.options}
         self._checkpoints: dict[int, object] = {}  # answers recorded -> a copy of the sampler
+        self._fresh = False  # the sampler is as built from the seed (nothing drawn yet)
         self._replay(list(self.log))
 
     def _replay(
@@ -168,7 +169,8 @@ class Session:
         ``checkpoints``). ``observe`` is called after each answer."""
         if start:
             self.sampler = self._copy_sampler(self._checkpoints[start])
-        else:
+            self._fresh = False
+        elif not self._fresh:
             self._rebuild()
         self.log = list(answers[:start])
         self._checkpoints = {n: c for n, c in self._checkpoints.items() if n <= start}
@@ -220,6 +222,7 @@ class Session:
         self.sampler = make_sampler(
             self.sampler_name, self.pool, self.measure, self.seed, **options
         )
+        self._fresh = True
 
     @property
     def n_labels(self) -> int:
@@ -238,6 +241,7 @@ class Session:
         """The next item that needs the expert's answer; reused answers are recorded here."""
         if self.done:
             raise SessionError("the label budget is used up.")
+        self._fresh = False
         while True:
             proposal = self.sampler.propose()
             if proposal.known_label is None:
@@ -295,13 +299,14 @@ class Session:
     def replay_log(
         self,
         answers: list[tuple[int, int]],
-        confidence_level: float = 0.95,
+        confidence_level: float | None = None,
         max_points: int | None = None,
         checkpoints: bool = True,
     ) -> list[tuple[int, float, float, float]]:
-        """Replace the log by ``answers``, replayed from the seed, and return their history
-        (as ``history``) on the way: one replay where loading a session and then asking for
-        its history took two. ``ReplayError`` names an answer that does not fit."""
+        """Replace the log by ``answers``, replayed from the seed. With ``confidence_level``,
+        return their history (as ``history``) on the way: one replay where loading a session
+        and then asking for its history took two. ``ReplayError`` names an answer that does
+        not fit."""
         n = len(answers)
         stride = max(1, -(-n // max_points)) if max_points else 1
         rows = []
@@ -311,7 +316,8 @@ class Session:
                 point = first_component(self.estimate(), confidence_level)
                 rows.append((self.n_labels, *point))
 
-        self._replay(list(answers), observe=observe, checkpoints=checkpoints)
+        watch = observe if confidence_level is not None else None
+        self._replay(list(answers), observe=watch, checkpoints=checkpoints)
         return rows
 
     def to_json(self) -> str:

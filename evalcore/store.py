@@ -254,16 +254,16 @@ class Store:
 
     def load_session(self, session_id: str, pool: Pool) -> Session:
         """Rebuild a session on its (already loaded) pool and replay its log."""
-        record = self.session_record(session_id)
-        return Session(
-            pool,
-            record.measure,
-            record.sampler,
-            record.seed,
-            record.budget,
-            saved_options(record.sampler, record.options),
-            self.answers(session_id),
-        )
+        session = self.unanswered_session(self.session_record(session_id), pool)
+        session.replay_log(self.answers(session_id))
+        return session
+
+    @staticmethod
+    def unanswered_session(record: SessionRecord, pool: Pool) -> Session:
+        """The saved session's sampler as built from its seed, before any answer (replay the
+        log with ``Session.replay_log``, which can also give its history)."""
+        options = saved_options(record.sampler, record.options)
+        return Session(pool, record.measure, record.sampler, record.seed, record.budget, options)
 
     def append_answer(
         self, session_id: str, position: int, item: int, label: int, expected: str | None = None

@@ -205,3 +205,23 @@ def test_a_thinned_history_is_the_full_history_at_every_stride_and_the_last_answ
     thinned = session.history(0.9, max_points=5)  # stride ceil(23 / 5) = 5
     assert [row[0] for row in thinned] == [5, 10, 15, 20, 23]
     assert thinned == [full[n - 1] for n in (5, 10, 15, 20, 23)]
+
+
+def test_replaying_a_new_session_builds_its_sampler_once_and_a_used_one_again(pool, monkeypatch):
+    session = ec.Session(pool, "f1", "ais", seed=9, budget=80, options={"depth": 4})
+    label_n(session, pool, 12)
+    log = list(session.log)
+    built = []
+    make = ec.session.make_sampler
+    monkeypatch.setattr(
+        ec.session, "make_sampler", lambda *a, **k: built.append(1) or make(*a, **k)
+    )
+    fresh = ec.Session(pool, "f1", "ais", 9, 80, {"depth": 4})
+    history = fresh.replay_log(log, 0.95)
+    assert len(built) == 1  # not once for the constructor and once for the replay
+    assert history == session.history(0.95)
+    used = ec.Session(pool, "f1", "ais", 9, 80, {"depth": 4})
+    used.next_item()  # a draw moves the sampler on: the replay must start from the seed again
+    used.replay_log(log)
+    same_estimate(used.estimate(), session.estimate())
+    assert used.next_item() == session.next_item()

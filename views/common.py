@@ -262,8 +262,7 @@ def _restored(record: ec.store.SessionRecord, pool: ec.Pool) -> ec.Session:
             return session
         except (ec.SessionError, ValueError):
             pass  # the replay from the seed below names the answer that does not fit
-    options = ec.saved_options(record.sampler, record.options)
-    session = ec.Session(pool, record.measure, record.sampler, record.seed, record.budget, options)
+    session = store().unanswered_session(record, pool)
     rows = session.replay_log(saved, record.confidence, SPARKLINE_POINTS)
     histories()[(session_id, record.confidence)] = (list(saved), rows)
     publish(session_id, session)
