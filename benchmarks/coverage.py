@@ -14,7 +14,6 @@ finishes (``--resume`` skips those already there); ``coverage.md`` is rewritten 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from evalcore.simulate import coverage_interval
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import resumable  # noqa: E402
 import synthetic  # noqa: E402
 
 DATA = HERE.parent.parent / "shared" / "data"
@@ -38,8 +38,6 @@ VARIANTS = {
     "bernoulli-block": ("bernoulli", {"oracle_model": "block"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
 }
-# configurations not run at 200 repeats, and why
-NOT_RUN: dict[tuple[str, str], str] = {}
 CHECKPOINTS = (200, 500, 1000, 2000)
 BUDGET = 2000
 POOLS = {
@@ -157,32 +155,19 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
                 f"{row.coverage_low:.3f}-{row.coverage_high:.3f} | {row.width:.3f} | "
                 f"{row.mse:.2e} | {row.undefined:.2f} | {verdict(row)} |"
             )
-        for (skipped_pool, sampler), reason in NOT_RUN.items():
-            if skipped_pool == pool_name:
-                lines.append(f"| {sampler} | | | | | | | | {reason} |")
         lines.append("")
     path.with_suffix(".md").write_text("\n".join(lines))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=200)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--pools", help="comma-separated subset of the pools")
-    parser.add_argument("--samplers", help="comma-separated subset of the samplers")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
+    args = resumable.parse(__doc__.splitlines()[0], 200, OUT)
     pools = args.pools.split(",") if args.pools else list(POOLS)
     samplers = args.samplers.split(",") if args.samplers else SAMPLERS
-    done = set()
-    if args.resume and args.out.exists():
-        done = set(pd.read_csv(args.out)[["pool", "sampler"]].itertuples(index=False))
-    args.out.parent.mkdir(exist_ok=True)
+    done = resumable.done(args)
     for pool_name in pools:
         pool = load(pool_name)
         for sampler in samplers:
-            if (pool_name, sampler) in done or (pool_name, sampler) in NOT_RUN:
+            if (pool_name, sampler) in done:
                 continue
             start = time.perf_counter()
             frame = pd.DataFrame(rows_for(pool_name, pool, sampler, args.repeats, args.jobs))

@@ -26,7 +26,6 @@ ais-block, ais-1 and is.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -39,6 +38,7 @@ import evalcore as ec
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import label_efficiency  # noqa: E402
+import resumable  # noqa: E402
 import synthetic  # noqa: E402
 
 OUT = HERE / "results" / "default_sampler.csv"
@@ -141,20 +141,10 @@ def write_markdown(path: Path = OUT) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--pools", help="comma-separated subset of the pools")
-    parser.add_argument("--samplers", help="comma-separated subset of the samplers")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
+    args = resumable.parse(__doc__.splitlines()[0], 50, OUT)
     pools = args.pools.split(",") if args.pools else POOLS
     samplers = args.samplers.split(",") if args.samplers else list(SAMPLERS)
-    done = set()
-    if args.resume and args.out.exists():
-        done = set(pd.read_csv(args.out)[["pool", "sampler"]].itertuples(index=False))
-    args.out.parent.mkdir(exist_ok=True)
+    done = resumable.done(args)
     for pool_name in pools:
         pool = None
         for name in samplers:

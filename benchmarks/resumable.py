@@ -1,0 +1,30 @@
+"""The command line the resumable benchmarks share (``coverage.py``, ``default_sampler.py``):
+each (pool, sampler) configuration is appended to the results file as it finishes, and
+``--resume`` skips those already there."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+
+def parse(description: str, repeats: int, out: Path) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--pools", help="comma-separated subset of the pools")
+    parser.add_argument("--samplers", help="comma-separated subset of the samplers")
+    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args()
+    args.out.parent.mkdir(exist_ok=True)
+    return args
+
+
+def done(args: argparse.Namespace) -> set[tuple[str, str]]:
+    """The (pool, sampler) configurations to skip: those in ``--out`` with ``--resume``."""
+    if not (args.resume and args.out.exists()):
+        return set()
+    return set(pd.read_csv(args.out)[["pool", "sampler"]].itertuples(index=False))
