@@ -40,10 +40,13 @@ class Estimate:
     ``factor`` (k, m) and ``downdate`` (m,) or None, so that standard errors of long vector
     measures (a PR curve) cost O(k m); ``factor`` is None when the design variance is not
     estimable. ``model_variance`` (m,) is what the oracle model adds for the items the design
-    has not seen (``intervals``). ``bounds`` = (low, high), each (m,), is the range the measure can
-    still take whatever the unlabelled items are. When the measure is not yet defined,
-    ``value`` is NaN and ``reason`` says why; ``caveat`` says why there is no interval yet
-    (the reason, or e.g. "no positive found yet"), and the interval is then the bounds.
+    has not seen (``intervals``). ``model_value`` and ``model_variance_own`` (m,) are the
+    model's own estimate and its variance (``intervals.model_estimate``); the interval is the
+    hull of the design's and the model's. ``bounds`` = (low, high), each (m,), is the range
+    the measure can still take whatever the unlabelled items are. When the measure is not yet
+    defined, ``value`` is NaN and ``reason`` says why; ``caveat`` says why there is no
+    interval yet (the reason, or e.g. "no positive found yet"), and the interval is then the
+    bounds.
     """
 
     value: np.ndarray
@@ -57,6 +60,8 @@ class Estimate:
     interval_method: str = "logit"
     downdate: np.ndarray | None = None
     model_variance: np.ndarray | None = None
+    model_value: np.ndarray | None = None
+    model_variance_own: np.ndarray | None = None
     bounds: tuple[np.ndarray, np.ndarray] | None = None
     caveat: str | None = None
 
@@ -111,9 +116,10 @@ class Estimate:
         raised static IS's F1 coverage at 200 labels from 0.60 to 1.00 and at 500 from 0.90
         to 0.975 in a 40-run pilot, at the same width) or ``"beta"`` (seed 004: a Beta
         distribution with the estimate's mean and variance); default ``interval_method``.
-        Measures outside [0, 1] (MCC, Brier) always use ``"normal"``. The interval is
-        clipped to ``bounds``; while there is a ``caveat`` (or the estimate is undefined) it
-        is the bounds themselves.
+        Measures outside [0, 1] (MCC, Brier) always use ``"normal"``. With a ``model_value``
+        the interval is the hull of the design's and the model's, each by ``method``
+        (``intervals``: the two err on opposite sides). It is clipped to ``bounds``; while
+        there is a ``caveat`` (or the estimate is undefined) it is the bounds themselves.
         """
         if not 0 < confidence_level < 1:
             raise ValueError("`confidence_level` must lie strictly between 0 and 1.")
@@ -122,19 +128,28 @@ class Estimate:
             raise ValueError(f"`method` must be 'normal', 'logit' or 'beta', got {method!r}.")
         if self.caveat is not None and self.bounds is not None:
             return self.bounds[0].copy(), self.bounds[1].copy()
-        tail = (1 - confidence_level) / 2
         se = self.std_error
-        z = stats.norm.ppf(1 - tail)
-        low, high = self.value - z * se, self.value + z * se
-        if method == "logit" and self.bounded:
-            low, high = _logit_limits(self.value, se, z, low, high)
-        if method == "beta" and self.bounded:
-            low, high = _beta_limits(self.value, se**2, tail, low, high)
+        low, high = self._limits(self.value, se, confidence_level, method)
+        if self.model_value is not None:
+            own = np.sqrt(self.model_variance_own)
+            model_low, model_high = self._limits(self.model_value, own, confidence_level, method)
+            low = np.where(np.isnan(model_low), low, np.fmin(low, model_low))
+            high = np.where(np.isnan(model_high), high, np.fmax(high, model_high))
         if self.bounds is not None:
             low = np.where(np.isnan(se), self.bounds[0], np.maximum(low, self.bounds[0]))
             high = np.where(np.isnan(se), self.bounds[1], np.minimum(high, self.bounds[1]))
         elif self.bounded:
             low, high = np.clip(low, 0, 1), np.clip(high, 0, 1)
+        return low, high
+
+    def _limits(self, value, se, confidence_level, method):
+        tail = (1 - confidence_level) / 2
+        z = stats.norm.ppf(1 - tail)
+        low, high = value - z * se, value + z * se
+        if method == "logit" and self.bounded:
+            low, high = _logit_limits(value, se, z, low, high)
+        if method == "beta" and self.bounded:
+            low, high = _beta_limits(value, se**2, tail, low, high)
         return low, high
 
     def interval_note(self, name: str | None = None, digits: int = 3) -> str | None:
@@ -447,7 +462,7 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
     np.add.at(known, (codes[view.labelled], view.labels), 1.0)
     unlabelled = view.grouping.code_count - known.sum(axis=1)
     bounds = intervals.measure_bounds(measure, known, unlabelled, pool.n_pool)
-    model_variance = None
+    model_variance = model = None
     if add_model and design.defined:
         u = intervals.projected_losses(measure, measure.jacobian(design.risk), n_codes, C)
         if isinstance(sampler, StratifiedSampler):
@@ -455,6 +470,9 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
             model_variance = intervals.stratified_variance(sampler, view, u, items, labels)
         else:
             model_variance = intervals.remainder_variance(view, u, pool.n_pool)
+            final = not isinstance(sampler, ImportanceSampler) or sampler.deterministic
+            if final:  # a stochastic oracle's answers are draws, not the items' labels
+                model = intervals.model_estimate(view, measure, known, pool.n_pool)
     if not design.defined:
         caveat = design.caveat
     else:
@@ -462,7 +480,14 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
         modelled = model_variance is not None and np.all(np.isfinite(model_variance))
         if caveat is None and design.factor is None and not modelled:
             caveat = design.caveat  # neither the design nor the model gives a variance yet
-    return replace(design, model_variance=model_variance, bounds=bounds, caveat=caveat)
+    return replace(
+        design,
+        model_variance=model_variance,
+        model_value=None if model is None else model[0],
+        model_variance_own=None if model is None else model[1],
+        bounds=bounds,
+        caveat=caveat,
+    )
 
 
 def _answered(sampler, view, known, codes, n_codes, C) -> np.ndarray:

@@ -23,6 +23,22 @@ of knowledge about the unlabelled items help without touching the design's estim
   The model's variance under the proposal itself, (1/n) sum_x p^2 / q E[u^2], was tried
   first: with heavy-tailed weights it is dominated by events a run almost never draws
   (standard errors above 1 for F1 on abt-buy), so it is not used.
+* **The model's own estimate.** The same model gives a second estimate of the measure: the
+  answers where items are labelled, pi's expectation elsewhere (a prediction estimator,
+  Saerndal, Swensson & Wretman 1992, Sec. 6.7; here with the recalibrated probabilities),
+  G_model = g((1/N) [sum_{x labelled} l(x, y_x) + sum_{x unlabelled} E_pi l(x, y)]), with
+  the remainder variance above as its variance. It errs where the model is wrong, the design
+  estimate where its draws have missed the rare heavy events, and the two errors tend to lie on
+  opposite sides of the truth (over-confident probabilities: the model under-counts the
+  hidden false negatives by a factor 2-3, the design has not drawn them). The reported
+  interval is the hull of the design's interval and the model's (``model_estimate``). Measured
+  (F1, 60 runs, AIS at 500 labels): coverage 0.73 -> 0.92 on the over-confident synthetic
+  pool (width 0.34 -> 0.43), 0.95 -> 1.00 on abt-buy with its calibrated column (width 0.144
+  -> 0.157). Adding the recalibration's parameter uncertainty to the variance instead
+  (Laplace approximation, linearised) covered as well but doubled or tripled the width on the
+  calibrated pools (0.146 -> 0.41 on abt-buy at 200 labels): for a fixed pool it counts as
+  uncertain what every run shares. Stratified designs use the model inside each stratum
+  instead (below).
 * **The bounds.** Whatever the unlabelled items turn out to be, the measure lies in the range
   it takes over all their labellings (worst-case bounds, Manski 1989). Intervals are clipped
   to it, and while the answers carry too little evidence for an interval (the measure is
@@ -42,7 +58,7 @@ from .measures import Measure
 from .oracle import DirichletTreeModel, RecalibratedProbabilities, prior_from_probabilities
 from .strata import compact_codes, partition_pool
 
-__all__ = ["OracleView", "oracle_view", "measure_bounds"]
+__all__ = ["OracleView", "oracle_view", "measure_bounds", "model_estimate"]
 
 _MAX_BOUND_VERTICES = 256
 _GRID_STEPS = 17  # per code, for binary measures whose extremes need not lie at vertices
@@ -181,6 +197,26 @@ def remainder_variance(view: OracleView, u: np.ndarray, n_pool: int) -> np.ndarr
     )
     spread = view.expected(u**2) - view.expected(u) ** 2
     return counts @ np.maximum(spread, 0.0) / n_pool**2
+
+
+def model_estimate(
+    view: OracleView, measure: Measure, known_mass: np.ndarray, n_pool: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The model's estimate of the measure and its variance, each (m,): the answers where
+    items are labelled (``known_mass`` (codes, C) counts them), pi's expected class mass for
+    the rest, and the remainder variance at the model's own R. None where the measure is not
+    defined there."""
+    counts = view.grouping.group_size - np.bincount(
+        view.group_of[view.labelled], minlength=view.n_groups
+    )
+    mass = known_mass.astype(float).copy()
+    np.add.at(mass, view.group_code, counts[:, None] * view.response)
+    n_codes, C = known_mass.shape
+    risk = np.tensordot(mass, measure.loss_table(n_codes, C), axes=([0, 1], [0, 1])) / n_pool
+    if measure.undefined_reason(risk) is not None:
+        return None
+    u = projected_losses(measure, measure.jacobian(risk), n_codes, C)
+    return measure.g(risk), remainder_variance(view, u, n_pool)
 
 
 def stratified_variance(sampler, view: OracleView, u: np.ndarray, items, labels) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Intervals that hold when few positives have been found (``evalcore.intervals``)."""
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -186,3 +187,62 @@ def test_a_design_without_its_own_variance_still_needs_a_positive_before_an_inte
     assert estimate.defined and estimate.factor is None
     assert estimate.caveat == "no positive found yet"
     np.testing.assert_array_equal(estimate.confidence_interval(LEVEL), estimate.bounds)
+
+
+def test_the_models_estimate_is_the_answers_plus_its_expectation_for_the_rest():
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=6)
+    sampler = run(pool, "is", 40, 2)
+    estimate = ec.estimate(sampler)
+    # brute force per item: the answer where labelled, else the recalibrated probability
+    calibration = intervals.oracle_view(sampler, sampler.codes_, 2).grouping.model
+    p1 = calibration.bin_probability()[calibration.bin_of]
+    labelled = sampler.labels_ >= 0
+    positive = np.where(labelled, sampler.labels_ == 1, p1)
+    predicted = pool.y_pred == 1
+
+    def f1(tp, fp, fn):
+        return 2 * tp / (2 * tp + fp + fn)
+
+    counts = np.array([positive @ predicted, (1 - positive) @ predicted, positive @ ~predicted])
+    assert estimate.model_value[0] == pytest.approx(f1(*counts), rel=1e-12)
+    # its variance: each unlabelled item's Bernoulli answer moves F1 by its finite difference
+    h = 1e-6
+    moves = {
+        True: (f1(*(counts + [h, -h, 0])) - f1(*counts)) / h,  # a false into a true positive
+        False: (f1(*(counts + [0, 0, h])) - f1(*counts)) / h,  # one more false negative
+    }
+    slope = np.where(predicted, moves[True], moves[False])
+    variance = np.sum(np.where(labelled, 0.0, p1 * (1 - p1) * slope**2))
+    assert estimate.model_variance_own[0] == pytest.approx(variance, rel=1e-4)
+
+
+def test_the_interval_is_the_hull_of_the_designs_and_the_models():
+    z = 1.959963984540054
+    estimate = ec.Estimate(
+        value=np.array([0.6]),
+        factor=np.array([[0.05]]),
+        risk=np.zeros(3),
+        n_labels=10,
+        n_draws=10,
+        component_names=("f1",),
+        model_value=np.array([0.45]),
+        model_variance_own=np.array([0.02**2]),
+    )
+
+    def logit_limits(value, se):
+        centre, half = np.log(value / (1 - value)), z * se / (value * (1 - value))
+        return 1 / (1 + np.exp(-(centre - half))), 1 / (1 + np.exp(-(centre + half)))
+
+    low, high = estimate.confidence_interval(LEVEL)
+    assert low[0] == pytest.approx(logit_limits(0.45, 0.02)[0], rel=1e-9)  # the model's
+    assert high[0] == pytest.approx(logit_limits(0.6, 0.05)[1], rel=1e-9)  # the design's
+    inside = replace(estimate, model_value=np.array([0.6]), model_variance_own=np.array([0.0]))
+    np.testing.assert_allclose(np.ravel(inside.confidence_interval(LEVEL)), logit_limits(0.6, 0.05))
+
+
+def test_answers_drawn_from_a_stochastic_oracle_give_no_model_estimate():
+    # the draws are not the items' labels, so there is nothing to put in their place
+    pool = synthetic_pool(n=500, positive_rate=0.1, seed=1)
+    sampler = run(pool, "ais", 60, 0, depth=3, deterministic=False)
+    estimate = ec.estimate(sampler)
+    assert estimate.defined and estimate.model_value is None
