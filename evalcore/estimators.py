@@ -142,6 +142,16 @@ class Estimate:
             low, high = np.clip(low, 0, 1), np.clip(high, 0, 1)
         return low, high
 
+    def limits_from_model(self, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Which limits of ``confidence_interval`` the model's interval set (it reaches beyond
+        the design's), (low, high) boolean arrays of shape ``(m,)``: where the sample may not
+        yet have met the items that the model expects to move the measure."""
+        low, high = self.confidence_interval(confidence_level)
+        design_low, design_high = replace(self, model_value=None).confidence_interval(
+            confidence_level
+        )
+        return low < design_low, high > design_high
+
     def _limits(self, value, se, confidence_level, method):
         tail = (1 - confidence_level) / 2
         z = stats.norm.ppf(1 - tail)

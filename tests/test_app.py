@@ -142,6 +142,25 @@ def test_no_positive_found_yet_is_said_in_words_not_as_a_zero_width_interval():
     assert any(c.startswith("No positive") and "may lie anywhere in [" in c for c in captions)
 
 
+def test_the_label_page_says_when_the_interval_reaches_to_the_models_estimate():
+    at = labelled_session(budget=100, clicks=2)  # products pool, AIS, 20 answers
+    notes = [c for c in at.caption if c.value.startswith("The interval reaches down to what")]
+    assert notes, [c.value for c in at.caption]
+    assert "the F1 score at 0" in notes[0].help.replace("\\", "")
+
+
+def test_uploaded_class_names_on_the_label_page_are_shown_as_text():
+    # 120 items: fewer than the papers' 256 leaves, so the set-up page offers a shallower tree
+    classes = ["**bold**", "b", "c"]
+    rows = "".join(f"{i},{i % 3 - 1},{i % 2},{(i + 1) % 3},{classes[i % 3]}\n" for i in range(120))
+    at = upload(("item_id,score_**bold**,score_b,score_c,label\n" + rows).encode())
+    at.button(key="use_upload").click().run()
+    at.selectbox(key="setup_measure").set_value("per_class_recall").run()
+    at.button(key="start").click().run()
+    assert not at.exception, at.exception
+    assert at.metric[0].label == "Estimated Recall of class \\*\\*bold\\*\\*"
+
+
 def test_a_multiclass_pool_gets_one_button_per_class():
     at = started("ais", sample="sentiment3.csv", measure="macro_f1")
     answer_button(at, 2).click().run()

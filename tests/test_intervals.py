@@ -236,7 +236,9 @@ def test_the_interval_is_the_hull_of_the_designs_and_the_models():
     low, high = estimate.confidence_interval(LEVEL)
     assert low[0] == pytest.approx(logit_limits(0.45, 0.02)[0], rel=1e-9)  # the model's
     assert high[0] == pytest.approx(logit_limits(0.6, 0.05)[1], rel=1e-9)  # the design's
+    assert estimate.limits_from_model(LEVEL) == (np.array([True]), np.array([False]))
     inside = replace(estimate, model_value=np.array([0.6]), model_variance_own=np.array([0.0]))
+    assert not np.any(inside.limits_from_model(LEVEL))
     np.testing.assert_allclose(np.ravel(inside.confidence_interval(LEVEL)), logit_limits(0.6, 0.05))
 
 

@@ -335,13 +335,27 @@ def labelling() -> None:
         counts = f"{estimate.n_draws} draws, {estimate.n_labels} labelled items"
         if estimate.defined and estimate.caveat is None:
             low, high = estimate.confidence_interval(level)
-            st.metric(f"Estimated {name}", f"{estimate.value[0]:.3f}")
+            st.metric(common.plain(f"Estimated {name}"), f"{estimate.value[0]:.3f}")
             st.caption(f"{level:.0%} interval: {low[0]:.3f} to {high[0]:.3f} · {counts}")
+            from_model = [side[0] for side in estimate.limits_from_model(level)]
+            if any(from_model):
+                direction = "down" if from_model[0] else "up"
+                st.caption(
+                    f"The interval reaches {direction} to what the classifier's "
+                    "probabilities imply",
+                    help=common.plain(
+                        "Recalibrated on your answers, the classifier's probabilities put the "
+                        f"{name or 'measure'} at {estimate.model_value[0]:.3f}: the unlabelled "
+                        "items may hold more of the rare cases (hidden false negatives, say) "
+                        "than the sample has met so far, so the interval includes that value "
+                        "until the answers rule it out."
+                    ),
+                )
         else:
             # no number with a degenerate band: the range the measure can still take, in words
             shown = f"{estimate.value[0]:.3f}" if estimate.defined else "not yet defined"
-            st.metric(f"Estimated {name}", shown)
-            st.caption(f"{estimate.interval_note(name or None)} · {counts}")
+            st.metric(common.plain(f"Estimated {name}"), shown)
+            st.caption(common.plain(f"{estimate.interval_note(name or None)} · {counts}"))
         rows = history(session, level)
         if len(rows) >= 2:
             # Redrawn every 5th answer only: an unchanged chart is not re-rendered, and

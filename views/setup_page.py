@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 import evalcore as ec
@@ -70,7 +71,11 @@ with right:
 options: dict = {}
 with st.expander("Advanced options"):
     if sampler in ("ais", "bernoulli"):
-        depth = st.number_input("Tree depth", 1, 16, 8, 1, help="Depth 1 is a flat partition.")
+        # the papers' depth 8, or the deepest binary tree whose leaves all hold an item
+        fitting = max(1, min(8, int(np.log2(pool.n_pool))))
+        depth = st.number_input(
+            "Tree depth", 1, 16, fitting, 1, help="Depth 1 is a flat partition."
+        )
         branching = st.number_input("Branching factor", 2, 1024, 2, 1)
         options.update(depth=int(depth), branching=int(branching))
         st.caption(f"{int(branching) ** int(depth):,} blocks by the CSF rule on the scores.")
