@@ -6,7 +6,9 @@ label page. Each step presses the digit of the shown item's true label and stops
 when the progress line shows the new count (the fragment has re-rendered the next item). The
 first page load (pool load + replay) is timed separately. A second session starts with
 ``--answers`` answers in its log (from the true labels): its first load, ``u`` (undo, clock
-stopped when the count drops) and page reloads are timed.
+stopped when the count drops) and page reloads are timed, then its Convergence page: a first
+visit (until the estimate is drawn, and until the diagnostics that need a replay are) and a
+revisit.
 
     python benchmarks/keypress.py [--items 1000000] [--presses 60] [--answers 2000]
 
@@ -85,6 +87,28 @@ def time_presses(page, labels_by_id: dict, presses: int) -> list[float]:
     return seconds
 
 
+def charts_shown(page, count: int) -> None:
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=180_000
+    )
+
+
+def time_convergence(page, url: str) -> dict:
+    """The Convergence page's first visit (its trace is a replay of the log, in a worker
+    thread): until the estimate is drawn and until the proposal's diagnostics are; then a
+    revisit (the trace is kept)."""
+    start = time.perf_counter()
+    page.goto(url)
+    charts_shown(page, 1)
+    first_chart = time.perf_counter() - start
+    charts_shown(page, 4)  # estimate, KL, weights, ESS
+    complete = time.perf_counter() - start
+    start = time.perf_counter()
+    page.reload()
+    charts_shown(page, 4)
+    return {"first": first_chart, "complete": complete, "revisit": time.perf_counter() - start}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1_000_000)
@@ -124,6 +148,7 @@ def main() -> None:
                 page.reload()
                 wait_for_progress(page, args.answers - 5, BUDGET + args.answers)
                 reloads.append(time.perf_counter() - start)
+            convergence = time_convergence(page, f"{url}/convergence?session={long}")
 
     steady = seconds[5:]  # the first presses warm up the fragment's code paths
     lines = [
@@ -151,6 +176,10 @@ def main() -> None:
         f"| undo, each in order | {', '.join(f'{u * 1000:.0f}' for u in undos)} |",
         f"| reload, median of 3 | {np.median(reloads) * 1000:.0f} |",
         f"| reload, each in order | {', '.join(f'{r * 1000:.0f}' for r in reloads)} |",
+        f"| Convergence, first visit: the estimate drawn | {convergence['first'] * 1000:.0f} |",
+        f"| Convergence, first visit: KL and effective sample size drawn (a replay) | "
+        f"{convergence['complete'] * 1000:.0f} |",
+        f"| Convergence, revisit (reload) | {convergence['revisit'] * 1000:.0f} |",
         "",
         "Reproduce: `.venv/bin/python benchmarks/keypress.py`.",
         "",

@@ -1,6 +1,8 @@
 """The app driven by Streamlit's own AppTest: every page, bad uploads, labelling, resume."""
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -560,6 +562,36 @@ def test_coming_back_to_convergence_traces_only_the_new_answers(monkeypatch):
         at.switch_page("views/convergence_page.py").run()
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) >= 3
+
+
+def test_a_slow_replay_shows_the_estimate_at_once_and_the_diagnostics_when_done(monkeypatch):
+    from evalcore import insight
+    from views import common
+
+    at = labelled_session(clicks=2)  # the label page keeps the estimate after each answer
+    release, original = threading.Event(), insight.Trace.extend
+
+    def slow(self, log):  # the replay in the worker thread waits until released
+        if threading.current_thread().name.startswith("trace"):
+            assert release.wait(60)
+        return original(self, log)
+
+    monkeypatch.setattr(insight.Trace, "extend", slow)
+    monkeypatch.setattr(common, "TRACE_WAIT", 0.1)
+    at.switch_page("views/convergence_page.py").run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 1  # the estimate, from the label page's rows
+    assert at.info[0].value.startswith("Replaying the session's 20 answers")
+    release.set()
+    running = common._trace_replays()[1]
+    for _ in range(600):
+        if all(future.done() for _, future in running.values()):
+            break
+        time.sleep(0.1)
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 4  # estimate, KL, weights, ESS
+    assert not at.info
 
 
 def test_a_first_load_replays_the_log_once_for_the_session_and_its_sparkline(monkeypatch):

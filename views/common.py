@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pandas as pd
@@ -338,26 +340,80 @@ def _traces() -> tuple[dict, threading.Lock]:
     return {}, threading.Lock()
 
 
-def session_trace(session_id: str, session: ec.Session, level: float) -> pd.DataFrame:
-    """The session's trace. The traced answers are kept per server: coming back after more
-    answers traces only the new ones; an undo, another window's answers or twice the planned
-    points start a new trace (a replay)."""
+@st.cache_resource
+def _trace_replays() -> tuple[ThreadPoolExecutor, dict]:
+    """The worker thread that replays sessions for their traces, and the replay under way per
+    (session id, level): (the log it replays, its future)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace"), {}
+
+
+TRACE_WAIT = 2.0  # seconds a page waits for a replay before it shows what it has meanwhile
+
+
+def session_trace(
+    session_id: str, session: ec.Session, level: float, wait: float | None = None
+) -> pd.DataFrame | None:
+    """The session's trace, or None while it is being replayed. The traced answers are kept
+    per server: coming back after more answers traces only the new ones. An undo, another
+    window's answers or twice the planned points need a new trace, a replay of the log; it
+    runs in a worker thread, and when it takes longer than ``wait`` seconds (None: no limit)
+    the caller gets None and shows what it has meanwhile (the replay goes on; look again)."""
     traces, lock = _traces()
+    key = (session_id, level)
     with lock:
-        builder = traces.get((session_id, level))
+        builder = traces.get(key)
         if (
-            builder is None
-            or len(builder.rows) > 2 * TRACE_POINTS * builder.replay.measure.m
-            or not builder.extend(session.log)
+            builder is not None
+            and len(builder.rows) <= 2 * TRACE_POINTS * builder.replay.measure.m
+            and builder.extend(session.log)
         ):
-            stride = max(1, -(-session.n_labels // TRACE_POINTS))
-            with st.spinner("Replaying the session…"):
-                builder = insight.Trace(session, level, stride)
-                builder.extend(session.log)
-            traces[(session_id, level)] = builder
-            while len(traces) > 4:  # each holds a replayed sampler: keep the latest few
-                del traces[next(iter(traces))]
+            return builder.table()
+    executor, replays = _trace_replays()
+    log = list(session.log)
+    with lock:
+        running = replays.get(key)
+        if running is None or running[0] != log[: len(running[0])]:
+            stride = max(1, -(-len(log) // TRACE_POINTS))
+            replays[key] = running = (log, executor.submit(_traced, session, level, stride, log))
+    try:
+        builder = running[1].result(timeout=wait)
+    except FutureTimeout:
+        return None
+    with lock:
+        if replays.get(key) is running:
+            del replays[key]
+        builder.extend(log)  # the answers given since the replay began, if any
+        traces[key] = builder
+        while len(traces) > 4:  # each holds a replayed sampler: keep the latest few
+            del traces[next(iter(traces))]
         return builder.table()
+
+
+def trace_ready(session_id: str, level: float) -> bool:
+    """Whether the replay for the session's trace has finished (or none is under way)."""
+    running = _trace_replays()[1].get((session_id, level))
+    return running is None or running[1].done()
+
+
+def _traced(session: ec.Session, level: float, stride: int, log: list) -> insight.Trace:
+    builder = insight.Trace(session, level, stride)
+    builder.extend(log)
+    return builder
+
+
+def history_trace(session_id: str, session: ec.Session, level: float) -> pd.DataFrame | None:
+    """The estimate's rows the label page keeps for its sparkline (first component), as a
+    trace without the proposal's columns; None when this server has none for the session."""
+    entry = histories().get((session_id, level))
+    if entry is None or len(entry[1]) < 2:
+        return None
+    rows = pd.DataFrame(entry[1], columns=["n_labels", "estimate", "ci_low", "ci_high"])
+    rows = rows.reindex(columns=insight.TRACE_COLUMNS)
+    rows["component"] = session.measure.component_names[0]
+    if session.pool.y_true is not None:
+        truth = session.measure.g(ec.true_risk(session.pool, session.measure))
+        rows["true_value"] = truth[0]
+    return rows
 
 
 def forget_open_session() -> None:

@@ -17,7 +17,25 @@ if session.n_labels < 2:
     st.stop()
 
 
-trace = common.session_trace(session_id, session, record.confidence)
+trace = common.session_trace(session_id, session, record.confidence, common.TRACE_WAIT)
+if trace is None:  # a replay for the proposal's diagnostics is under way: show what we have
+    early = common.history_trace(session_id, session, record.confidence)
+    if early is not None:
+        component = early.component.iloc[0]
+        name = common.component_label(session.pool, session.measure_name, component)
+        st.plotly_chart(figures.estimate_figure(early, component, name), **common.CHART)
+    st.info(
+        f"Replaying the session's {session.n_labels} answers for the proposal's convergence and "
+        "the effective sample size; they appear here when it is done."
+    )
+
+    @st.fragment(run_every=1.0)
+    def look_again() -> None:
+        if common.trace_ready(session_id, record.confidence):
+            st.rerun()
+
+    look_again()
+    st.stop()
 components = list(dict.fromkeys(trace.component))
 component = components[0]
 if len(components) > 1:
