@@ -32,6 +32,15 @@ def database(tmp_path, monkeypatch):
     return path
 
 
+@pytest.fixture(autouse=True)
+def patient_pages(monkeypatch):
+    """Pages wait for their replays here, so a loaded machine does not change what a test
+    sees; the test of the progressive Convergence page sets its own wait."""
+    from views import common
+
+    monkeypatch.setattr(common, "TRACE_WAIT", 60.0)
+
+
 def app():
     """The app before its first run. Run it before ``switch_page``: with the navigation drawn by
     the app (``position="hidden"``), AppTest switches only after the app registered its pages,

@@ -347,7 +347,7 @@ def _trace_replays() -> tuple[ThreadPoolExecutor, dict]:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace"), {}
 
 
-TRACE_WAIT = 2.0  # seconds a page waits for a replay before it shows what it has meanwhile
+TRACE_WAIT = 0.5  # seconds a page waits for a replay before it shows what it has meanwhile
 
 
 def session_trace(
