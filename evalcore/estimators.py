@@ -6,7 +6,8 @@
   (Theorem 2) carries it to G;
 * stratified: Horvitz-Thompson and the difference (model-assisted) estimator (seed 002);
 * Bernoulli: Horvitz-Thompson per round, combined over rounds (seed 004 App. E), with the
-  unbiased Poisson-design variance and seed 004's Beta-fitted limits.
+  unbiased Poisson-design variance; logit-scale limits like the other designs (seed 004 fits
+  a Beta, still available as ``method="beta"``; see ``estimate_bernoulli``).
 
 ``estimate`` adds what the oracle model knows about the unlabelled items (``intervals``): the
 variance they can still add, the range the measure can still take, and, while the answers
@@ -375,6 +376,14 @@ def estimate_bernoulli(
     are martingale differences, so Var = sum_t lambda_t^2 V_t with the unbiased Poisson
     estimate V_t = (1/N^2) sum_{round t} (1 - b) / b^2 l l'. A round in progress counts with
     b scaled by the share of its items answered (they come in random order).
+
+    Limits: logit-scale, not seed 004's Beta fitted to the estimate's mean and variance. On
+    three pools (F1, 80 runs each, a 1000-label plan, the hull with the model's interval) the
+    logit limits covered at least as often, at a median width 2-5% smaller, except where
+    coverage rose most: rare positives with calibrated probabilities at 200 labels, 0.44 ->
+    0.73 (width 0.45 -> 0.59); 0.85 -> 0.87 there at 1000; abt-buy (prob) 0.81 -> 0.83 and
+    0.83 -> 0.85 at 200 and 500; badly over-confident probabilities 0.775 -> 0.79 at 200,
+    equal after.
     """
     N = sampler.pool.n_pool
     codes = measure.codes(sampler.pool) if codes is None else codes
@@ -403,12 +412,11 @@ def estimate_bernoulli(
             0,
             0,
             undefined="nothing labelled yet",
-            interval_method="beta",
         )
     total = np.sum(planned)
     risk = np.asarray(planned) @ np.asarray(estimates) / total
     factor = np.concatenate(rows) * (np.concatenate(weights) / total)[:, None]
-    return _from_risk(risk, measure, len(order), len(order), factor, interval_method="beta")
+    return _from_risk(risk, measure, len(order), len(order), factor)
 
 
 def estimate(
