@@ -344,11 +344,11 @@ def labelling() -> None:
                     f"The interval reaches {direction} to what the classifier's "
                     "probabilities imply",
                     help=common.plain(
-                        "Recalibrated on your answers, the classifier's probabilities put the "
+                        "Corrected by your answers, the classifier's probabilities put the "
                         f"{name or 'measure'} at {estimate.model_value[0]:.3f}: the unlabelled "
-                        "items may hold more of the rare cases (hidden false negatives, say) "
-                        "than the sample has met so far, so the interval includes that value "
-                        "until the answers rule it out."
+                        "items may hold more or fewer of the rare cases (hidden false "
+                        "negatives, say) than the sample has met so far, so the interval "
+                        "includes that value until the answers rule it out."
                     ),
                 )
         else:
