@@ -134,8 +134,7 @@ class Estimate:
         if self.model_value is not None:
             own = np.sqrt(self.model_variance_own)
             model_low, model_high = self._limits(self.model_value, own, confidence_level, method)
-            low = np.where(np.isnan(model_low), low, np.fmin(low, model_low))
-            high = np.where(np.isnan(model_high), high, np.fmax(high, model_high))
+            low, high = np.fmin(low, model_low), np.fmax(high, model_high)  # NaN: the other
         if self.bounds is not None:
             low = np.where(np.isnan(se), self.bounds[0], np.maximum(low, self.bounds[0]))
             high = np.where(np.isnan(se), self.bounds[1], np.minimum(high, self.bounds[1]))

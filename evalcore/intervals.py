@@ -56,7 +56,7 @@ from scipy import sparse
 
 from .measures import Measure
 from .oracle import DirichletTreeModel, RecalibratedProbabilities, prior_from_probabilities
-from .strata import compact_codes, partition_pool
+from .strata import compact_codes, fitting_depth, partition_pool
 
 __all__ = ["OracleView", "oracle_view", "measure_bounds", "model_estimate"]
 
@@ -85,6 +85,11 @@ class OracleView:
     @property
     def n_groups(self) -> int:
         return len(self.group_code)
+
+    def unlabelled_counts(self) -> np.ndarray:
+        """The items per group whose answer is not final, (G,)."""
+        labelled = np.bincount(self.group_of[self.labelled], minlength=self.n_groups)
+        return self.grouping.group_size - labelled
 
     def expected(self, table: np.ndarray) -> np.ndarray:
         """sum_y pi(y | g) table[code_g, y] per group, (G, m) from ``table`` (codes, C, m)."""
@@ -168,8 +173,7 @@ def _fitted_model(sampler, labelled, labels) -> DirichletTreeModel:
     entry = _fitted_models.get(sampler)
     if entry is None:
         pool = sampler.pool
-        depth = int(min(8, np.floor(np.log2(max(pool.n_pool, 2)))))
-        partition = partition_pool(pool, depth=depth, branching=2)
+        partition = partition_pool(pool, depth=fitting_depth(pool.n_pool), branching=2)
         entry = _fitted_models[sampler] = {
             "partition": partition,
             "prior": prior_from_probabilities(pool.prob, partition),
@@ -192,9 +196,7 @@ def projected_losses(measure: Measure, jacobian, n_codes: int, n_classes: int) -
 def remainder_variance(view: OracleView, u: np.ndarray, n_pool: int) -> np.ndarray:
     """Var_pi[(1/N) sum_{x unlabelled} u(x, y)] (m,): what the unlabelled items can still
     add, independent Bernoulli (Poisson-binomial) answers under the model."""
-    counts = view.grouping.group_size - np.bincount(
-        view.group_of[view.labelled], minlength=view.n_groups
-    )
+    counts = view.unlabelled_counts()
     spread = view.expected(u**2) - view.expected(u) ** 2
     return counts @ np.maximum(spread, 0.0) / n_pool**2
 
@@ -206,9 +208,7 @@ def model_estimate(
     items are labelled (``known_mass`` (codes, C) counts them), pi's expected class mass for
     the rest, and the remainder variance at the model's own R. None where the measure is not
     defined there."""
-    counts = view.grouping.group_size - np.bincount(
-        view.group_of[view.labelled], minlength=view.n_groups
-    )
+    counts = view.unlabelled_counts()
     mass = known_mass.astype(float).copy()
     np.add.at(mass, view.group_code, counts[:, None] * view.response)
     n_codes, C = known_mass.shape

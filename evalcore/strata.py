@@ -104,6 +104,12 @@ def group_order(group: np.ndarray, n_groups: int, rng: np.random.Generator) -> n
     return shuffled[np.argsort(group[shuffled].astype(dtype), kind="stable")]
 
 
+def fitting_depth(n_pool: int) -> int:
+    """The papers' depth 8 (seed 003 Sec. 5.2), or the deepest binary tree whose 2^depth
+    leaves can each hold an item of a smaller pool."""
+    return int(min(8, np.floor(np.log2(max(n_pool, 2)))))
+
+
 def partition_pool(
     pool: Pool, depth: int = 8, branching: int = 2, method: str = "csf"
 ) -> Partition:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 import evalcore as ec
@@ -71,8 +70,7 @@ with right:
 options: dict = {}
 with st.expander("Advanced options"):
     if sampler in ("ais", "bernoulli"):
-        # the papers' depth 8, or the deepest binary tree whose leaves all hold an item
-        fitting = max(1, min(8, int(np.log2(pool.n_pool))))
+        fitting = ec.strata.fitting_depth(pool.n_pool)
         depth = st.number_input(
             "Tree depth", 1, 16, fitting, 1, help="Depth 1 is a flat partition."
         )
