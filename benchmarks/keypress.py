@@ -7,8 +7,8 @@ when the progress line shows the new count (the fragment has re-rendered the nex
 first page load (pool load + replay) is timed separately. A second session starts with
 ``--answers`` answers in its log (from the true labels): its first load, ``u`` (undo, clock
 stopped when the count drops) and page reloads are timed, then its Convergence page: a first
-visit (until the estimate is drawn, and until the diagnostics that need a replay are) and a
-revisit.
+visit by URL (until the estimate is drawn, and until the diagnostics are) and a revisit; then
+its PR curve page, a first visit and a revisit, both from the label page's sidebar.
 
     python benchmarks/keypress.py [--items 1000000] [--presses 60] [--answers 2000]
 
@@ -112,6 +112,22 @@ def time_convergence(page, url: str) -> dict:
     return {"first": first_chart, "complete": complete, "revisit": time.perf_counter() - start}
 
 
+def time_pr_curve(page) -> dict:
+    """The PR curve page from the label page's sidebar: a first visit (the curve, its
+    bootstrap curves and the true curve are estimated) and a revisit (they are cached)."""
+    seconds = {}
+    for visit in ("first", "revisit"):
+        page.get_by_role("link", name="Label").click()
+        page.get_by_text(re.compile(r"^\d+ of \d+ labels$")).wait_for()
+        wait_until_idle(page)
+        start = time.perf_counter()
+        page.get_by_role("link", name="PR curve").click()
+        page.get_by_text(re.compile(r"^Precision at ")).wait_for(timeout=180_000)
+        charts_shown(page, 1)
+        seconds[visit] = time.perf_counter() - start
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1_000_000)
@@ -152,6 +168,7 @@ def main() -> None:
                 wait_for_progress(page, args.answers - 5, BUDGET + args.answers)
                 reloads.append(time.perf_counter() - start)
             convergence = time_convergence(page, f"{url}/convergence?session={long}")
+            pr_curve = time_pr_curve(page)
 
     steady = seconds[5:]  # the first presses warm up the fragment's code paths
     lines = [
@@ -173,17 +190,20 @@ def main() -> None:
         "",
         "| figure | ms |",
         "|---|---|",
-        f"| first page load: replay from the seed and the sparkline's history | "
+        f"| first page load: replay from the seed, traced for the sparkline and Convergence | "
         f"{long_load * 1000:.0f} |",
         f"| undo (`u`), median of 5 | {np.median(undos) * 1000:.0f} |",
         f"| undo, each in order | {', '.join(f'{u * 1000:.0f}' for u in undos)} |",
         f"| reload, median of 3 | {np.median(reloads) * 1000:.0f} |",
         f"| reload, each in order | {', '.join(f'{r * 1000:.0f}' for r in reloads)} |",
-        f"| Convergence, first visit: the estimate drawn | {convergence['first'] * 1000:.0f} |",
-        f"| Convergence, first visit: KL and effective sample size drawn (a replay) | "
+        f"| Convergence, first visit by URL: the estimate drawn | "
+        f"{convergence['first'] * 1000:.0f} |",
+        f"| Convergence, first visit by URL: every chart drawn | "
         f"{convergence['complete'] * 1000:.0f} |",
         f"| Convergence, revisit from the label page (sidebar) | "
         f"{convergence['revisit'] * 1000:.0f} |",
+        f"| PR curve, first visit from the label page (sidebar) | {pr_curve['first'] * 1000:.0f} |",
+        f"| PR curve, revisit from the label page (sidebar) | {pr_curve['revisit'] * 1000:.0f} |",
         "",
         "Reproduce: `.venv/bin/python benchmarks/keypress.py`.",
         "",

@@ -29,14 +29,17 @@ def true_risk(pool: Pool, measure: Measure) -> np.ndarray:
     return measure.expected_risk(mass) / pool.n_pool
 
 
-def optimal_proposal(pool: Pool, measure: Measure) -> np.ndarray:
+def optimal_proposal(pool: Pool, measure: Measure) -> np.ndarray | None:
     """The asymptotically optimal proposal q*(x) ∝ ||Dg(R) l(x, y(x))|| for a deterministic
-    oracle with known labels (seed 003, Prop. 3, eq. 5), shape ``(N,)``."""
+    oracle with known labels (seed 003, Prop. 3, eq. 5), shape ``(N,)``; None where every
+    item's term is 0 (e.g. per-class recall with no correct prediction): the asymptotic
+    variance is then 0 under any proposal, and no q* is singled out."""
     risk = true_risk(pool, measure)
     codes = measure.codes(pool)
     sq_norm = measure.sq_norm_dg_loss(risk, measure.n_codes(pool), pool.n_classes)
     values = np.sqrt(sq_norm[codes, pool.y_true])
-    return values / values.sum()
+    total = values.sum()
+    return values / total if total > 0 else None
 
 
 def effective_sample_size(weight: np.ndarray) -> float:

@@ -78,14 +78,24 @@ class Trace:
     those already traced, so a longer log (the expert labelled on) costs its new answers,
     not a replay from the seed. Rows at every ``stride``-th answer, and the last."""
 
-    def __init__(self, session: Session, confidence_level: float = 0.95, stride: int = 1):
-        self.replay = Session(
-            session.pool,
-            session.measure_name,
-            session.sampler_name,
-            session.seed,
-            session.budget,
-            session.options,
+    def __init__(
+        self,
+        session: Session,
+        confidence_level: float = 0.95,
+        stride: int = 1,
+        replay: Session | None = None,
+    ):
+        self.replay = (
+            replay
+            if replay is not None
+            else Session(
+                session.pool,
+                session.measure_name,
+                session.sampler_name,
+                session.seed,
+                session.budget,
+                session.options,
+            )
         )
         self.level, self.stride = confidence_level, stride
         self.has_proposal = isinstance(self.replay.sampler, ImportanceSampler)
@@ -97,21 +107,51 @@ class Trace:
         self.rows: list[dict] = []
         self.previous = None  # the proposal at the last stride checkpoint
 
+    @classmethod
+    def following(
+        cls, session: Session, answers: list[tuple[int, int]], confidence_level: float, stride: int
+    ) -> Trace:
+        """Replay ``answers`` into ``session`` (``Session.replay_log``: from the seed, keeping
+        its checkpoints) and trace them on the way: one replay where loading a session and
+        then tracing it took two. The trace goes on in a copy of the session."""
+        builder = cls(session, confidence_level, stride, replay=session)
+        session.replay_log(answers, observe=builder._observe)
+        builder.replay = session.copy()
+        return builder
+
     @property
     def log(self) -> list[tuple[int, int]]:
         return self.replay.log
 
     def extend(self, log: list[tuple[int, int]]) -> bool:
-        """Trace the answers of ``log`` after those traced; False (nothing done) when ``log``
-        does not begin with them (an undo, another window's answers)."""
-        done = len(self.log)
-        if list(log[:done]) != self.log:
+        """Trace the answers of ``log`` after those traced. Traced answers that ``log`` does
+        not have (an undo, another window's answers) are forgotten first when the replay has
+        a checkpoint before them (``Session.rewind``); False (nothing done) when that would
+        be a replay from the seed."""
+        shared = 0
+        for old, new in zip(self.log, log, strict=False):
+            if old != new:
+                break
+            shared += 1
+        if shared < len(self.log) and not self._rewind(shared):
             return False
-        for item, label in log[done:]:
+        for item, label in log[len(self.log) :]:
             self.replay.record(item, label, checkpoint=False)
-            if self.replay.n_labels % self.stride == 0:
-                self.rows += self._rows(keep_proposal=True)
+            self._observe()
         return True
+
+    def _rewind(self, n_labels: int) -> bool:
+        kept = n_labels - n_labels % self.stride  # to the last row on the stride
+        if self.replay.rewind_start(kept) == 0:
+            return False
+        self.replay.rewind(kept)
+        self.rows = [row for row in self.rows if row["n_labels"] <= kept]
+        self.previous = self.replay.sampler.pmf() if self.has_proposal else None
+        return True
+
+    def _observe(self) -> None:
+        if self.replay.n_labels % self.stride == 0:
+            self.rows += self._rows(keep_proposal=True)
 
     def table(self) -> pd.DataFrame:
         rows = list(self.rows)

@@ -274,9 +274,17 @@ class Session:
         it, or from the seed."""
         if not self.log:
             raise SessionError("there is no answer to undo.")
-        shorter = self.log[:-1]
-        start = max((n for n in self._checkpoints if n <= len(shorter)), default=0)
-        self._replay(shorter, start)
+        self.rewind(len(self.log) - 1)
+
+    def rewind(self, n_labels: int) -> None:
+        """Keep the first ``n_labels`` answers and forget the rest: replay them from the
+        latest checkpoint within them (``rewind_start``), or from the seed."""
+        self._replay(self.log[:n_labels], self.rewind_start(n_labels))
+
+    def rewind_start(self, n_labels: int) -> int:
+        """The answers a rewind to ``n_labels`` starts from: its latest checkpoint within
+        them, or 0 (the seed)."""
+        return max((n for n in self._checkpoints if n <= n_labels), default=0)
 
     def estimate(self, measure_name: str | None = None) -> Estimate:
         """The estimate of the session's measure, or of another one (sample reuse)."""
@@ -302,21 +310,24 @@ class Session:
         confidence_level: float | None = None,
         max_points: int | None = None,
         checkpoints: bool = True,
+        observe: Callable[[], None] | None = None,
     ) -> list[tuple[int, float, float, float]]:
         """Replace the log by ``answers``, replayed from the seed. With ``confidence_level``,
         return their history (as ``history``) on the way: one replay where loading a session
-        and then asking for its history took two. ``ReplayError`` names an answer that does
-        not fit."""
+        and then asking for its history took two; ``observe`` is called after each answer
+        (``insight.Trace.following`` traces the replay with it). ``ReplayError`` names an
+        answer that does not fit."""
         n = len(answers)
         stride = max(1, -(-n // max_points)) if max_points else 1
         rows = []
 
-        def observe() -> None:
-            if self.n_labels % stride == 0 or self.n_labels == n:
+        def watch() -> None:
+            if confidence_level is not None and (self.n_labels % stride == 0 or self.n_labels == n):
                 point = first_component(self.estimate(), confidence_level)
                 rows.append((self.n_labels, *point))
+            if observe is not None:
+                observe()
 
-        watch = observe if confidence_level is not None else None
         self._replay(list(answers), observe=watch, checkpoints=checkpoints)
         return rows
 

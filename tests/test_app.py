@@ -5,6 +5,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import expit
@@ -603,7 +604,7 @@ def test_a_slow_replay_shows_the_estimate_at_once_and_the_diagnostics_when_done(
     assert not at.info
 
 
-def test_a_first_load_replays_the_log_once_for_the_session_and_its_sparkline(monkeypatch):
+def test_a_first_load_replays_the_log_once_for_the_session_its_sparkline_and_trace(monkeypatch):
     at = started(budget=40)
     at.button(key="auto").click().run()
     session_id = at.query_params["session"]
@@ -612,6 +613,7 @@ def test_a_first_load_replays_the_log_once_for_the_session_and_its_sparkline(mon
 
     common._snapshots().clear()  # as after a server restart
     common.histories().clear()
+    common._traces()[0].clear()
     recorded = []
     record = ec.Session.record
     monkeypatch.setattr(
@@ -622,3 +624,30 @@ def test_a_first_load_replays_the_log_once_for_the_session_and_its_sparkline(mon
     tab = second_window(session_id)
     assert progress(tab) == "10 of 40 labels" and tab.metric[0].value == estimate
     assert len(recorded) == 10  # each saved answer replayed once, not twice
+    tab.switch_page("views/convergence_page.py").run()  # traced on the same replay
+    assert not tab.exception, tab.exception
+    assert len(recorded) == 10 and not tab.info
+    assert len(tab.get("plotly_chart")) == 4  # estimate, KL, weights, ESS
+    [(level, (_, sparkline))] = [
+        (key[1], entry) for key, entry in common.histories().items() if key[0] == session_id
+    ]
+    session = tab.session_state["open_session"][1]
+    expected = session.history(level, max_points=common.TRACE_POINTS)
+    np.testing.assert_array_equal(np.array(sparkline, float), np.array(expected, float))
+
+
+def test_the_sparkline_rows_from_a_trace_are_the_sessions_history_where_undefined_too():
+    from conftest import synthetic_pool
+
+    from evalcore import insight
+    from views import common
+
+    pool = synthetic_pool(n=3000, positive_rate=0.003, seed=4)
+    session = ec.Session(pool, "recall", "passive", seed=3, budget=40)  # no positive at first
+    while not session.done:
+        item = session.next_item().item
+        session.record(item, pool.y_true[item])
+    expected = np.array(session.history(0.95, max_points=12), float)
+    assert np.isnan(expected[0]).sum() == 3  # undefined: no estimate, no interval
+    rows = common.sparkline_rows(insight.trace(session, 0.95, max_points=12))
+    np.testing.assert_array_equal(np.array(rows, float), expected)

@@ -1,6 +1,7 @@
 """KL divergence, the optimal proposal and the effective sample size."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import synthetic_pool
 
@@ -24,6 +25,18 @@ def test_optimal_proposal_is_proportional_to_the_norm_of_the_linearized_loss():
     norms = np.linalg.norm(losses @ J.T, axis=1)
     np.testing.assert_allclose(q_star, norms / norms.sum(), rtol=1e-12)
     assert np.all(q_star[(pool.y_true == 0) & (pool.y_pred == 0)] == 0)
+
+
+def test_there_is_no_optimal_proposal_when_every_items_term_is_zero():
+    # three classes, no prediction right: per-class recall is 0 for every class, and its
+    # linearized loss vanishes wherever the prediction is wrong, so on every item
+    labels = np.arange(30) % 3
+    scores = np.eye(3)[(labels + 1) % 3]  # each item's highest score on the wrong class
+    frame = pd.DataFrame(scores, columns=["score_a", "score_b", "score_c"])
+    frame["item_id"], frame["label"] = range(30), np.array(["a", "b", "c"])[labels]
+    pool = ec.Pool.from_dataframe(frame, ec.detect_mapping(frame))
+    assert np.all(pool.y_pred != pool.y_true)
+    assert ec.optimal_proposal(pool, ec.get_measure("per_class_recall", 3)) is None
 
 
 def test_effective_sample_size():

@@ -165,3 +165,33 @@ def test_a_trace_extended_answer_by_answer_equals_one_from_the_whole_log(ais):
     undone = ais.log[:30] + [(ais.log[30][0], 1 - ais.log[30][1])]
     assert not builder.extend(undone)  # not a continuation: nothing traced
     assert len(builder.log) == 60
+
+
+def test_a_trace_following_a_sessions_replay_equals_a_trace_of_its_own(pool, ais):
+    whole = insight.trace(ais, 0.9, max_points=12)  # stride 5, a replay of its own
+    loaded = ec.Session(pool, "f1", "ais", seed=3, budget=60, options={"depth": 4})
+    builder = insight.Trace.following(loaded, ais.log[:41], 0.9, stride=5)
+    assert loaded.log == ais.log[:41] and builder.log == ais.log[:41]
+    assert builder.replay is not loaded  # the trace goes on in a copy
+    loaded.record(*ais.log[41])  # the loaded session goes on alone
+    assert len(builder.log) == 41
+    assert builder.extend(ais.log)
+    pd.testing.assert_frame_equal(builder.table(), whole)
+    loaded.undo()  # from the checkpoints its replay kept
+    replayed = ec.Session(pool, "f1", "ais", seed=3, budget=60, options={"depth": 4})
+    replayed.replay_log(ais.log[:41])
+    np.testing.assert_array_equal(loaded.estimate().value, replayed.estimate().value)
+
+
+def test_a_trace_rewinds_to_a_checkpoint_for_an_undo_and_refuses_a_replay_from_the_seed(pool):
+    session = labelled(pool, "ais", 80, options={"depth": 4})  # checkpoints at 50 and 75
+    loaded = ec.Session(pool, "f1", "ais", seed=3, budget=80, options={"depth": 4})
+    builder = insight.Trace.following(loaded, session.log, 0.9, stride=4)
+    shorter = session.log[:77]  # three undos: rows after 76 go, the replay restarts at 75
+    assert builder.extend(shorter)
+    fresh = insight.Trace(session, 0.9, stride=4)
+    fresh.extend(shorter)
+    pd.testing.assert_frame_equal(builder.table(), fresh.table())
+    changed = shorter[:40] + [(shorter[40][0], 1 - shorter[40][1])]  # before every checkpoint
+    assert not builder.extend(changed)
+    assert builder.log == shorter  # nothing done

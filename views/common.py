@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -229,7 +230,7 @@ def publish(session_id: str, session: ec.Session) -> None:
     _snapshots()[session_id] = session.snapshot()
 
 
-SPARKLINE_POINTS = 200  # a replayed history estimates at most this many times (then per answer)
+TRACE_POINTS = 200  # a replayed history or trace estimates at most this many times
 
 
 @st.cache_resource
@@ -243,7 +244,8 @@ def histories() -> dict:
 def _restored(record: ec.store.SessionRecord, pool: ec.Pool) -> ec.Session:
     """The saved session from a snapshot whose answers begin the saved log (plus the answers
     after it) or whose answers the saved log begins (less the answers undone since); else
-    replayed from the seed, with the sparkline's history on the way (one replay, not two)."""
+    replayed from the seed, traced on the way for the sparkline and the Convergence page
+    (one replay, not three)."""
     session_id = record.id
     saved = store().answers(session_id)
     snapshot = _snapshots().get(session_id)
@@ -265,10 +267,26 @@ def _restored(record: ec.store.SessionRecord, pool: ec.Pool) -> ec.Session:
         except (ec.SessionError, ValueError):
             pass  # the replay from the seed below names the answer that does not fit
     session = store().unanswered_session(record, pool)
-    rows = session.replay_log(saved, record.confidence, SPARKLINE_POINTS)
-    histories()[(session_id, record.confidence)] = (list(saved), rows)
+    key = (session_id, record.confidence)
+    stride = max(1, -(-len(saved) // TRACE_POINTS))
+    builder = insight.Trace.following(session, saved, record.confidence, stride)
+    histories()[key] = (list(saved), sparkline_rows(builder.table()))
+    if saved:  # a trace at stride 1 for a new session would cost an estimate per answer
+        keep_trace(key, builder)
     publish(session_id, session)
     return session
+
+
+def sparkline_rows(trace: pd.DataFrame) -> list[tuple[float, float, float, float]]:
+    """The first component's rows of ``trace`` as ``Session.history`` gives them: no
+    interval where the estimate is not defined."""
+    first = trace[trace.component == trace.component.iloc[0]] if len(trace) else trace
+    return [
+        (n, value, low, high) if np.isfinite(value) else (n, np.nan, np.nan, np.nan)
+        for n, value, low, high in first[["n_labels", "estimate", "ci_low", "ci_high"]].itertuples(
+            index=False, name=None
+        )
+    ]
 
 
 def offer_repair(session_id: str, error: ec.ReplayError) -> None:
@@ -330,14 +348,11 @@ def require_session() -> tuple[str, ec.Session, ec.store.SessionRecord]:
     return session_id, *opened
 
 
-TRACE_POINTS = 200
-
-
 @st.cache_resource
-def _traces() -> tuple[dict, threading.Lock]:
+def _traces() -> tuple[dict, threading.RLock]:
     """(session id, level) -> ``insight.Trace``, shared by the tabs of this server, and the
     lock that keeps two tabs from extending one trace at once."""
-    return {}, threading.Lock()
+    return {}, threading.RLock()
 
 
 @st.cache_resource
@@ -354,9 +369,10 @@ def session_trace(
     session_id: str, session: ec.Session, level: float, wait: float | None = None
 ) -> pd.DataFrame | None:
     """The session's trace, or None while it is being replayed. The traced answers are kept
-    per server: coming back after more answers traces only the new ones. An undo, another
-    window's answers or twice the planned points need a new trace, a replay of the log; it
-    runs in a worker thread, and when it takes longer than ``wait`` seconds (None: no limit)
+    per server: coming back after more answers traces only the new ones, and after a few
+    undos replays from the trace's checkpoint. An undo further back, another window's
+    answers or twice the planned points need a new trace, a replay of the log; it runs in a
+    worker thread, and when it takes longer than ``wait`` seconds (None: no limit)
     the caller gets None and shows what it has meanwhile (the replay goes on; look again)."""
     traces, lock = _traces()
     key = (session_id, level)
@@ -383,10 +399,17 @@ def session_trace(
         if replays.get(key) is running:
             del replays[key]
         builder.extend(log)  # the answers given since the replay began, if any
+        keep_trace(key, builder)
+        return builder.table()
+
+
+def keep_trace(key: tuple[str, float], builder: insight.Trace) -> None:
+    """Keep ``builder`` as the trace of (session id, level) for the pages of this server."""
+    traces, lock = _traces()
+    with lock:
         traces[key] = builder
         while len(traces) > 4:  # each holds a replayed sampler: keep the latest few
             del traces[next(iter(traces))]
-        return builder.table()
 
 
 def trace_ready(session_id: str, level: float) -> bool:

@@ -47,8 +47,13 @@ left, right = st.columns(2)
 with left:
     if trace.kl_consecutive.notna().any() or trace.kl_optimal.notna().any():
         st.plotly_chart(figures.kl_figure(trace), **chart)
-        if trace.kl_optimal.isna().all():
+        if session.pool.y_true is None:
             st.caption("D_KL(q* ‖ q_t) needs the pool's true labels; this pool has none.")
+        elif trace.kl_optimal.isna().all():
+            st.caption(
+                "There is no optimal proposal q* here: every item's term in the estimate's "
+                "variance is 0 (seed 003, eq. 5), so D_KL(q* ‖ q_t) is not drawn."
+            )
     else:
         st.info(
             f"{common.SAMPLER_LABELS.get(session.sampler_name)} has no proposal distribution, "

@@ -48,7 +48,7 @@ def history(session: ec.Session, level: float) -> list:
         if kept == session.n_labels - 1:  # one answer given since
             rows.append((session.n_labels, *ec.session.first_component(session.estimate(), level)))
     else:
-        rows = session.history(level, max_points=common.SPARKLINE_POINTS)
+        rows = session.history(level, max_points=common.TRACE_POINTS)
     common.histories()[key] = (list(session.log), rows)
     return rows
 
