@@ -43,7 +43,8 @@ VARIANTS = {
 CHECKPOINTS = (200, 500, 1000, 2000)
 # the interval construction measured: "hull" = the hull of the design's and the oracle
 # model's intervals (evalcore.intervals); "hull+logit" = and Bernoulli's limits on the logit
-# scale (they were seed 004's Beta); rows without a tag predate the hull
+# scale (they were seed 004's Beta), and the hull for stratified designs too; rows without a
+# tag predate the hull
 INTERVALS = "hull+logit"
 BUDGET = 2000
 POOLS = {
@@ -122,9 +123,6 @@ def rows_for(pool_name, pool, name, repeats, jobs):
     return rows
 
 
-UNCHANGED_BY_THE_HULL = ("stratified", "neyman")  # they use the model inside each stratum
-
-
 def verdict(row) -> str:
     notes = []
     if not np.isfinite(row.coverage):
@@ -134,7 +132,7 @@ def verdict(row) -> str:
     elif row.coverage > 0.98:
         notes.append("above target")
     made = getattr(row, "intervals", None)
-    if row.sampler in UNCHANGED_BY_THE_HULL or made == INTERVALS:
+    if made == INTERVALS:
         pass
     elif made == "hull" and row.sampler.startswith("bernoulli"):
         notes.append("measured with the hull and seed 004's Beta limits")
@@ -158,7 +156,7 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
         "`ais-block` and `bernoulli-block` use seed 003's block-level model alone, the "
         "defaults before. Intervals are the hull of the design's and the oracle model's "
         "(`evalcore.intervals`); rows noted as measured before the hull are the design's "
-        "interval alone and await a rerun. Stratified designs are unchanged by the hull. "
+        "interval alone and await a rerun. "
         "Bernoulli's limits are on the logit scale (rows tagged so were seed 004's Beta).",
         "",
     ]

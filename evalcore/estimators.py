@@ -487,9 +487,9 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
             model_variance = intervals.stratified_variance(sampler, view, u, items, labels)
         else:
             model_variance = intervals.remainder_variance(view, u, pool.n_pool)
-            final = not isinstance(sampler, ImportanceSampler) or sampler.deterministic
-            if final:  # a stochastic oracle's answers are draws, not the items' labels
-                model = intervals.model_estimate(view, measure, known, pool.n_pool)
+        final = not isinstance(sampler, ImportanceSampler) or sampler.deterministic
+        if final:  # a stochastic oracle's answers are draws, not the items' labels
+            model = intervals.model_estimate(view, measure, known, pool.n_pool)
     if not design.defined:
         caveat = design.caveat
     else:

@@ -189,15 +189,22 @@ def test_a_design_without_its_own_variance_still_needs_a_positive_before_an_inte
     np.testing.assert_array_equal(estimate.confidence_interval(LEVEL), estimate.bounds)
 
 
-def test_the_models_estimate_is_the_answers_plus_its_expectation_for_the_rest():
+@pytest.mark.parametrize("sampler_name", ["is", "stratified"])
+def test_the_models_estimate_is_the_answers_plus_its_expectation_for_the_rest(sampler_name):
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=6)
-    sampler = run(pool, "is", 40, 2)
+    sampler = run(pool, sampler_name, 40, 2)
     estimate = ec.estimate(sampler)
     # brute force per item: the answer where labelled, else the recalibrated probability
     calibration = intervals.oracle_view(sampler, sampler.codes_, 2).grouping.model
     p1 = calibration.bin_probability()[calibration.bin_of]
-    labelled = sampler.labels_ >= 0
-    positive = np.where(labelled, sampler.labels_ == 1, p1)
+    if sampler_name == "stratified":
+        answer = np.full(pool.n_pool, -1)
+        items, labels = sampler.labelled()
+        answer[items] = labels
+    else:
+        answer = sampler.labels_
+    labelled = answer >= 0
+    positive = np.where(labelled, answer == 1, p1)
     predicted = pool.y_pred == 1
 
     def f1(tp, fp, fn):
