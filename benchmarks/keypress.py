@@ -122,7 +122,7 @@ def time_pr_curve(page) -> dict:
         wait_until_idle(page)
         start = time.perf_counter()
         page.get_by_role("link", name="PR curve").click()
-        page.get_by_text(re.compile(r"^Precision at ")).wait_for(timeout=180_000)
+        page.get_by_text(re.compile(r"^Precision at -?\d")).wait_for(timeout=180_000)
         charts_shown(page, 1)
         seconds[visit] = time.perf_counter() - start
     return seconds
