@@ -18,7 +18,16 @@ from tqdm import tqdm
 
 from .catalog import MEASURE_DEFINITIONS, get_measure
 from .measures import MeasureError
-from .pool import ColumnMapping, Pool, PoolValidationError, detect_mapping, pool_warnings
+from .pool import (
+    _LABEL_NAMES,
+    _PRED_NAMES,
+    ColumnMapping,
+    Pool,
+    PoolValidationError,
+    detect_mapping,
+    pool_warnings,
+)
+from .regression import RegressionPool
 from .simulate import simulate
 from .tables import read_table, table_format
 
@@ -43,6 +52,14 @@ MEASURE_HELP = {  # the names --measure takes, with the parameterised ones spell
     "fbeta:<beta>": MEASURE_DEFINITIONS["fbeta"],
     "pr_curve:<thresholds>": MEASURE_DEFINITIONS["pr_curve"],
 }
+REGRESSION_HELP = {  # regression pools: a numeric prediction and a numeric true value
+    "mae": "mean absolute error (regression pools)",
+    "mse": "mean squared error (regression pools)",
+    "rmse": "root mean squared error (regression pools)",
+    "r2": "coefficient of determination, 1 - MSE / Var(y) (regression pools)",
+}
+REGRESSION_SAMPLERS = ("passive", "stratified", "is")
+_SPREAD_NAMES = ("spread", "sd", "std", "sigma", "uncertainty")
 
 
 class UsageError(Exception):
@@ -78,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m evalcore", description="Label-efficient evaluation.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     listing = "measures:\n" + "".join(
-        f"  {name:<22} {text}\n" for name, text in MEASURE_HELP.items()
+        f"  {name:<22} {text}\n" for name, text in {**MEASURE_HELP, **REGRESSION_HELP}.items()
     )
     listing += "\nsamplers:\n" + "".join(
         f"  {name:<22} {text}\n" for name, text in SAMPLERS.items()
@@ -96,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--pred-column")
     sim.add_argument("--prob-column")
     sim.add_argument("--label-column")
+    sim.add_argument(
+        "--spread-column",
+        help="regression: the model's predicted standard deviation (static IS needs it)",
+    )
     sim.add_argument("--measure", required=True, help="one of the measures listed below")
     sim.add_argument("--sampler", required=True, choices=list(SAMPLERS), metavar="SAMPLER")
     sim.add_argument("--budget", required=True, type=_positive_int)
@@ -179,12 +200,50 @@ def run_check(args) -> list[str]:
     return lines
 
 
+def _load_regression_pool(args) -> RegressionPool:
+    """A regression pool: the prediction (``--pred-column`` or a column named like one), the
+    true value (``--label-column`` or detected) and the spread (``--spread-column`` or a
+    column named spread, sd, std, sigma or uncertainty, when there is one)."""
+    path = Path(args.pool)
+    if not path.is_file():
+        raise UsageError(f"--pool: the file {args.pool} does not exist")
+    frame = read_table(path)
+
+    def column(flag, names, what):
+        chosen = getattr(args, f"{flag}_column")
+        if chosen is None:
+            chosen = next((name for name in names if name in frame.columns), None)
+        if chosen is not None and chosen not in frame.columns:
+            raise UsageError(
+                f"--{flag}-column: the pool has no column {chosen!r} "
+                f"(its columns: {', '.join(map(str, frame.columns))})"
+            )
+        if chosen is None and what:
+            raise UsageError(f"--{flag}-column: name the pool's column of {what}")
+        return chosen
+
+    return RegressionPool.from_dataframe(
+        frame,
+        prediction=column("pred", _PRED_NAMES, "predictions"),
+        label=column("label", _LABEL_NAMES, "true values to simulate with"),
+        spread=column("spread", _SPREAD_NAMES, None),
+    )
+
+
 def run_simulate(args) -> dict:
-    try:
-        get_measure(args.measure)
-    except MeasureError as error:
-        raise UsageError(f"--measure: {error}") from None
-    pool = _load_pool(args)
+    if args.measure in REGRESSION_HELP:
+        if args.sampler not in REGRESSION_SAMPLERS:
+            raise UsageError(
+                f"--sampler: a regression measure takes {', '.join(REGRESSION_SAMPLERS)}; "
+                f"{args.sampler} is not built for regression pools yet"
+            )
+        pool = _load_regression_pool(args)
+    else:
+        try:
+            get_measure(args.measure)
+        except MeasureError as error:
+            raise UsageError(f"--measure: {error}") from None
+        pool = _load_pool(args)
     # repeats done, elapsed and estimated time left, on a terminal only (never in a pipe or log)
     bar = tqdm(
         total=args.repeats,

@@ -33,6 +33,7 @@ import pandas as pd
 from .estimators import Estimate, estimate_is, estimate_stratified
 from .measures import Measure
 from .pool import PoolValidationError
+from .samplers import Proposal
 from .strata import compact_codes, group_order, stratify_scores
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "CoefficientOfDetermination",
     "REGRESSION_MEASURES",
     "get_regression_measure",
+    "true_risk",
     "RegressionImportanceSampler",
     "RegressionStratifiedSampler",
     "make_regression_sampler",
@@ -222,6 +224,13 @@ def get_regression_measure(name: str) -> RegressionMeasure:
     return REGRESSION_MEASURES[name]()
 
 
+def true_risk(pool: RegressionPool, measure: RegressionMeasure) -> np.ndarray:
+    """R on the whole pool from its true values, (d,)."""
+    if pool.y_true is None:
+        raise ValueError("the pool has no true values.")
+    return measure.loss(pool.prediction, pool.y_true).mean(axis=0)
+
+
 class RegressionImportanceSampler:
     """Importance sampling with replacement from a fixed proposal ``q`` (N,): uniform
     (passive) or Prop. 4's (static IS). A deterministic oracle answers an item once: a later
@@ -242,7 +251,7 @@ class RegressionImportanceSampler:
     def n_labels(self) -> int:
         return len(self.answers_)
 
-    def propose(self) -> int:
+    def propose(self) -> Proposal:
         """The next item the expert must answer (draws of labelled items are recorded on
         the way from their answers)."""
         while self._pending is None:
@@ -252,10 +261,11 @@ class RegressionImportanceSampler:
                 self._drawn.append(item)
             else:
                 self._pending = item
-        return self._pending
+        q = float(self.q[self._pending])
+        return Proposal(self._pending, q, 1.0 / (self.pool.n_pool * q))
 
     def record(self, value: float) -> None:
-        item = self.propose()
+        item = self.propose().item
         self.answers_[item] = float(value)
         self._drawn.append(item)
         self._pending = None
@@ -307,12 +317,14 @@ class RegressionStratifiedSampler:
         share = self.stratum_size_ / self.pool.n_pool * (self.n_labels + 1)
         return int(np.argmax(np.where(open_, share - self._taken, -np.inf)))
 
-    def propose(self) -> int:
+    def propose(self) -> Proposal:
         h = self._next_stratum()
-        return int(self._order[self._start[h] + self._taken[h]])
+        item = int(self._order[self._start[h] + self._taken[h]])
+        # as the classifiers' stratified design: q of the proportional share, weight N_h
+        return Proposal(item, 1.0 / self.pool.n_pool, float(self.stratum_size_[h]))
 
     def record(self, value: float) -> None:
-        item = self.propose()
+        item = self.propose().item
         self._taken[self.stratum_[item]] += 1
         self._items.append(item)
         self._values.append(float(value))

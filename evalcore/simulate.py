@@ -28,6 +28,8 @@ from .catalog import get_measure
 from .diagnostics import optimal_proposal, true_risk
 from .estimators import estimate
 from .pool import Pool
+from .regression import RegressionPool, get_regression_measure, make_regression_sampler
+from .regression import true_risk as regression_true_risk
 from .samplers import ImportanceSampler
 from .session import make_sampler
 
@@ -47,7 +49,7 @@ class Run:
 
 
 def run_once(
-    pool: Pool,
+    pool: Pool | RegressionPool,
     measure_name: str,
     sampler_name: str,
     budget: int,
@@ -56,11 +58,15 @@ def run_once(
     record_every: int = 1,
     options: dict | None = None,
 ) -> Run:
-    """Run one sampler to ``budget`` labels with the true labels as the oracle."""
-    measure = get_measure(measure_name, pool.n_classes)
-    sampler = make_sampler(
-        sampler_name, pool, measure, seed, **_options(sampler_name, budget, options)
-    )
+    """Run one sampler to ``budget`` labels with the true labels (values) as the oracle."""
+    if isinstance(pool, RegressionPool):
+        measure = get_regression_measure(measure_name)
+        sampler = make_regression_sampler(sampler_name, pool, measure, seed, **(options or {}))
+    else:
+        measure = get_measure(measure_name, pool.n_classes)
+        sampler = make_sampler(
+            sampler_name, pool, measure, seed, **_options(sampler_name, budget, options)
+        )
     q_star = optimal_proposal(pool, measure) if isinstance(sampler, ImportanceSampler) else None
     records = ([], [], [], [], [])
     last = 0
@@ -71,7 +77,7 @@ def run_once(
         if n == last or (n % record_every and not _finished(sampler, budget)):
             continue
         last = n
-        est = estimate(sampler)
+        est = sampler.estimate() if isinstance(pool, RegressionPool) else estimate(sampler)
         low, high = est.confidence_interval(confidence_level)
         kl = sampler.kl_from(q_star) if q_star is not None else np.nan
         for store, value in zip(records, (n, est.value, low, high, kl), strict=True):
@@ -270,7 +276,7 @@ def _quiet():
 
 
 def simulate(
-    pool: Pool,
+    pool: Pool | RegressionPool,
     measure: str,
     sampler: str,
     budget: int,
@@ -283,7 +289,8 @@ def simulate(
     options: dict | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SimulationResult:
-    """Run ``sampler`` ``repeats`` times to ``budget`` labels on ``pool`` (true labels needed).
+    """Run ``sampler`` ``repeats`` times to ``budget`` labels on ``pool`` (true labels needed;
+    a ``RegressionPool`` takes the regression measures and samplers).
 
     ``jobs`` > 1 runs repeats in worker processes; ``executor`` (anything with the
     ``concurrent.futures`` interface) overrides it, e.g. a cluster executor. ``progress`` is
@@ -291,13 +298,18 @@ def simulate(
     """
     if pool.y_true is None:
         raise ValueError("simulation needs the pool's true labels; map a label column.")
+    regression = isinstance(pool, RegressionPool)
     if int(budget) != budget or budget < 1:
         raise ValueError(f"`budget` must be a positive integer, got {budget!r}.")
     if int(repeats) != repeats or repeats < 1:
         raise ValueError(f"`repeats` must be a positive integer, got {repeats!r}.")
-    measure_obj = get_measure(measure, pool.n_classes)
-    measure_obj.check_pool(pool)
-    truth = measure_obj.g(true_risk(pool, measure_obj))
+    if regression:
+        measure_obj = get_regression_measure(measure)
+        truth = measure_obj.g(regression_true_risk(pool, measure_obj))
+    else:
+        measure_obj = get_measure(measure, pool.n_classes)
+        measure_obj.check_pool(pool)
+        truth = measure_obj.g(true_risk(pool, measure_obj))
     seeds = np.random.SeedSequence(seed).spawn(int(repeats))
     task = partial(
         run_once,

@@ -1,9 +1,14 @@
 """Regression pools and measures (seed 003, Table 2): against scikit-learn, finite
 differences, closed-form Normal moments, and in seeded Monte Carlo."""
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import synthetic_pool
 from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
 
 from evalcore import regression as rg
@@ -25,7 +30,7 @@ def heavy_tailed_pool(n=5000, seed=0, dof=3):
 
 def truth(pool, name):
     measure = rg.get_regression_measure(name)
-    return measure.g(measure.loss(pool.prediction, pool.y_true).mean(axis=0))[0]
+    return measure.g(rg.true_risk(pool, measure))[0]
 
 
 def test_measures_on_the_whole_pool_equal_scikit_learns():
@@ -74,7 +79,7 @@ def test_the_proposals_second_moment_is_the_normal_moment():
 def run(pool, name, sampler_name, n_labels, seed):
     sampler = rg.make_regression_sampler(sampler_name, pool, rg.get_regression_measure(name), seed)
     while sampler.n_labels < n_labels:
-        item = sampler.propose()
+        item = sampler.propose().item
         sampler.record(pool.y_true[item])
     return sampler.estimate()
 
@@ -140,3 +145,44 @@ def test_static_importance_sampling_without_the_models_uncertainty_says_what_to_
     pool = rg.RegressionPool(pool.ids, pool.prediction, None, pool.y_true)
     with pytest.raises(ValueError, match="choose passive or stratified"):
         rg.make_regression_sampler("is", pool, rg.get_regression_measure("mae"), 0)
+
+
+def cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "evalcore", "simulate", *args], capture_output=True, text=True
+    )
+
+
+@pytest.fixture(scope="module")
+def regression_file(tmp_path_factory):
+    pool = heavy_tailed_pool(2000, seed=5)
+    path = tmp_path_factory.mktemp("regression") / "pool.csv"
+    frame = pd.DataFrame({"id": pool.ids, "pred": pool.prediction, "sd": pool.spread})
+    frame["label"] = pool.y_true
+    frame.to_csv(path, index=False)
+    return path, pool
+
+
+def test_the_simulate_cli_takes_a_regression_measure_and_keeps_the_summarys_keys(
+    regression_file, tmp_path
+):
+    path, pool = regression_file
+    common = ["--pool", str(path), "--budget", "60", "--repeats", "4", "--every", "20"]
+    done = cli(*common, "--measure", "r2", "--sampler", "is")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    binary = synthetic_pool(n=300, seed=1)
+    binary_file = tmp_path / "binary.csv"
+    pd.DataFrame({"score": binary.scores, "label": binary.y_true}).to_csv(binary_file)
+    classifier = cli(
+        *["--pool", str(binary_file), "--budget", "20", "--repeats", "2"],
+        *["--measure", "f1", "--sampler", "passive"],
+    )
+    assert summary.keys() == json.loads(classifier.stdout.strip().splitlines()[-1]).keys()
+    assert summary["true"] == pytest.approx(r2_score(pool.y_true, pool.prediction), rel=1e-12)
+    assert summary["repeats"] == 4 and summary["undefined"] == 0.0
+    refused = cli(*common, "--measure", "mae", "--sampler", "ais")
+    assert refused.returncode == 2
+    assert "a regression measure takes passive, stratified, is" in refused.stderr
+    unnamed = cli(*common, "--measure", "mae", "--sampler", "is", "--pred-column", "guess")
+    assert unnamed.returncode == 2 and "no column 'guess'" in unnamed.stderr
