@@ -58,7 +58,7 @@ REGRESSION_HELP = {  # regression pools: a numeric prediction and a numeric true
     "rmse": "root mean squared error (regression pools)",
     "r2": "coefficient of determination, 1 - MSE / Var(y) (regression pools)",
 }
-REGRESSION_SAMPLERS = ("passive", "stratified", "is")
+REGRESSION_SAMPLERS = ("passive", "stratified", "is", "ais")
 _SPREAD_NAMES = ("spread", "sd", "std", "sigma", "uncertainty")
 
 

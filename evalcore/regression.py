@@ -47,6 +47,7 @@ __all__ = [
     "get_regression_measure",
     "true_risk",
     "RegressionImportanceSampler",
+    "RegressionAISSampler",
     "RegressionStratifiedSampler",
     "make_regression_sampler",
 ]
@@ -144,10 +145,11 @@ class RegressionMeasure(Measure):
         J = self.dense_jacobian(self.model_risk(prediction, spread))
         return self._expected(prediction, spread, lambda loss: np.sum((loss @ J.T) ** 2, axis=1))
 
-    def _expected(self, prediction, spread, function) -> np.ndarray:
+    def _expected(self, prediction, spread, function, shift=0.0) -> np.ndarray:
+        """E[function(l(x, y))] per item for y ~ N(prediction + shift, spread^2)."""
         total = 0.0
         for node, weight in zip(_NODES, _WEIGHTS, strict=True):
-            y = prediction + np.sqrt(2.0) * spread * node
+            y = prediction + shift + np.sqrt(2.0) * spread * node
             total = total + weight * function(self.loss(prediction, y))
         return total / np.sqrt(np.pi)
 
@@ -235,8 +237,9 @@ class RegressionImportanceSampler:
     """Importance sampling with replacement from a fixed proposal ``q`` (N,): uniform
     (passive) or Prop. 4's (static IS). A deterministic oracle answers an item once: a later
     draw of a labelled item reuses its answer without asking, and the budget counts the
-    items labelled (as for the classifiers). R = (1/n) sum_j w_j l_j with w = p / q
-    (seed 003 eq. 1), p = 1/N."""
+    items labelled (as for the classifiers). R = (1/n) sum_j w_j l_j with
+    w_j = p(x_j) / q_{j-1}(x_j), p = 1/N (seed 003 eq. 1), each draw weighted by the proposal
+    it was drawn from; the variance is the martingale one of ``estimate_is``."""
 
     def __init__(self, pool: RegressionPool, measure: RegressionMeasure, q: np.ndarray, rng=None):
         self.pool, self.measure = pool, measure
@@ -244,8 +247,8 @@ class RegressionImportanceSampler:
         self._cumulative = np.cumsum(self.q)
         self.rng_ = np.random.default_rng(rng)
         self.answers_: dict[int, float] = {}
-        self._drawn: list[int] = []  # every draw, reused answers included
-        self._pending: int | None = None
+        self._drawn: list[tuple[int, float]] = []  # (item, q at the draw), reuses included
+        self._pending: tuple[int, float] | None = None
 
     @property
     def n_labels(self) -> int:
@@ -255,35 +258,164 @@ class RegressionImportanceSampler:
         """The next item the expert must answer (draws of labelled items are recorded on
         the way from their answers)."""
         while self._pending is None:
-            item = int(np.searchsorted(self._cumulative, self.rng_.random() * self._cumulative[-1]))
-            item = min(item, self.pool.n_pool - 1)
-            if item in self.answers_:
-                self._drawn.append(item)
+            draw = self._draw()
+            if draw[0] in self.answers_:
+                self._drawn.append(draw)
             else:
-                self._pending = item
-        q = float(self.q[self._pending])
-        return Proposal(self._pending, q, 1.0 / (self.pool.n_pool * q))
+                self._pending = draw
+        item, q = self._pending
+        return Proposal(item, q, 1.0 / (self.pool.n_pool * q))
 
     def record(self, value: float) -> None:
         item = self.propose().item
         self.answers_[item] = float(value)
-        self._drawn.append(item)
+        self._drawn.append(self._pending)
         self._pending = None
+        self._learn(item, float(value))
+
+    def _draw(self) -> tuple[int, float]:
+        item = int(np.searchsorted(self._cumulative, self.rng_.random() * self._cumulative[-1]))
+        item = min(item, self.pool.n_pool - 1)
+        return item, float(self.q[item])
+
+    def _learn(self, item: int, value: float) -> None:
+        """A fixed proposal learns nothing from an answer."""
+
+    def pmf_of(self, items: np.ndarray) -> np.ndarray:
+        """The current proposal's probability of ``items``."""
+        return self.q[items]
 
     def estimate(self) -> Estimate:
-        items, count = np.unique(np.asarray(self._drawn, dtype=np.int64), return_counts=True)
+        drawn = np.array(self._drawn, dtype=float).reshape(-1, 2)
+        rows, count = np.unique(drawn, axis=0, return_counts=True)  # one row per (item, q)
+        items, q = rows[:, 0].astype(np.int64), rows[:, 1]
         y = np.array([self.answers_[int(item)] for item in items])
         losses = self.measure.loss(self.pool.prediction[items], y)
-        weight = 1.0 / (self.pool.n_pool * self.q[items])
         return estimate_is(
             losses.reshape(len(items), self.measure.d),
-            weight,
-            self.q[items],
+            1.0 / (self.pool.n_pool * q),
+            self.pmf_of(items),
             self.pool.n_pool,
             self.measure,
             self.n_labels,
             count=count,
         )
+
+
+class RegressionAISSampler(RegressionImportanceSampler):
+    """Adaptive importance sampling for a regression pool (seed 003 Algorithm 1) with a
+    Normal error model learned from the answers.
+
+    Cells: CSF bins of the prediction crossed with CSF bins of the model's own spread (when
+    the pool has one). The error e = y - f(x) of an item in cell c is N(mu_c, sigma_c^2)
+    with a conjugate Normal-inverse-gamma prior NIG(0, kappa0, a0, b0_c) (Murphy 2007,
+    "Conjugate Bayesian analysis of the Gaussian distribution", Sec. 6), whose prior mean of
+    sigma^2, b0_c / (a0 - 1), is lambda * s_c^2: s_c^2 the cell's mean squared spread (the
+    variance of the predictions, for every item, without a spread column) and lambda the
+    pooled scale, the ratio of the squared errors seen to the squared spreads of their items,
+    shrunk to 1 by one pseudo-answer of the pool's mean squared spread. So the pool shares
+    one scale and each cell departs from it as its own answers accumulate (a two-level tree).
+    After each answer the posterior gives mu_c and v_c = E[sigma_c^2] (1 + 1/kappa_c), the
+    model risk R_t (exact per cell from power sums of the predictions) and the proposal of
+    Prop. 4 at the cell's mean prediction, q(c) ∝ N_c sqrt(E ||Dg(R_t) l||^2), mixed with
+    the uniform distribution at share ``epsilon`` (Theorem 1's condition); an item is drawn
+    by picking a cell by its mass and an item in it uniformly, so a step costs O(cells).
+    """
+
+    def __init__(
+        self,
+        pool: RegressionPool,
+        measure: RegressionMeasure,
+        rng=None,
+        epsilon: float = 0.1,
+        n_bins: int = 16,
+        kappa0: float = 1.0,
+        a0: float = 2.0,
+    ):
+        super().__init__(pool, measure, np.ones(pool.n_pool), rng)
+        cell = stratify_scores(pool.prediction, n_bins)
+        if pool.spread is not None:
+            cell = cell * (n_bins + 1) + stratify_scores(pool.spread, max(2, n_bins // 2))
+        _, self.cell_ = compact_codes(cell)
+        C = self.cell_.max() + 1
+        self.cell_size_ = np.bincount(self.cell_, minlength=C).astype(float)
+        self._order = group_order(self.cell_, C, self.rng_)
+        self._start = np.concatenate([[0], np.cumsum(self.cell_size_).astype(np.int64)])
+        self._powers = np.stack(
+            [np.bincount(self.cell_, pool.prediction**k, minlength=C) for k in range(3)], axis=1
+        )
+        if pool.spread is None:  # the predictions' own spread sets the prior's scale
+            spread2 = np.full(pool.n_pool, np.var(pool.prediction) or 1.0)
+        else:
+            spread2 = pool.spread**2
+        self._spread2, self._prior_scale = spread2, float(np.mean(spread2)) or 1.0
+        self._cell_spread2 = np.bincount(self.cell_, spread2, minlength=C) / self.cell_size_
+        self.epsilon, self.kappa0, self.a0 = epsilon, kappa0, a0
+        self._stats = np.zeros((C, 3))  # per cell: answers, sum of e, sum of e^2
+        self._scale = np.zeros(2)  # sum of e^2 and of s^2 over the answered items
+        self._refresh()
+
+    def _learn(self, item: int, value: float) -> None:
+        error = value - self.pool.prediction[item]
+        self._stats[self.cell_[item]] += (1.0, error, error**2)
+        self._scale += (error**2, self._spread2[item])
+        self._refresh()
+
+    def _posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """mu_c and the predictive variance v_c of each cell's errors."""
+        n, total, squares = self._stats.T
+        # the pooled scale, shrunk to 1 by one pseudo-answer of the pool's mean squared spread
+        scale = (self._scale[0] + self._prior_scale) / (self._scale[1] + self._prior_scale)
+        b0 = (self.a0 - 1) * scale * self._cell_spread2
+        mean = np.divide(total, n, out=np.zeros_like(total), where=n > 0)
+        kappa = self.kappa0 + n
+        mu = total / kappa
+        a = self.a0 + n / 2
+        b = b0 + 0.5 * (squares - n * mean**2) + 0.5 * self.kappa0 * n * mean**2 / kappa
+        return mu, b / (a - 1) * (1 + 1 / kappa)
+
+    def _refresh(self) -> None:
+        mu, v = self._posterior()
+        size, sum_f, sum_f2 = self._powers.T
+        mean_f = sum_f / size
+        expected = self._cell_expected_losses(size, sum_f, sum_f2, mu, v)
+        risk = expected.sum(axis=0) / self.pool.n_pool
+        J = self.measure.dense_jacobian(risk)
+        second = self.measure._expected(
+            mean_f, np.sqrt(v), lambda loss: np.sum((loss @ J.T) ** 2, axis=1), shift=mu
+        )
+        optimal = size * np.sqrt(np.maximum(second, 0.0))
+        total = optimal.sum()
+        share = optimal / total if total > 0 and np.isfinite(total) else size / size.sum()
+        mass = (1 - self.epsilon) * share + self.epsilon * size / size.sum()
+        self._cell_mass = mass
+        self._cell_cumulative = np.cumsum(mass)
+
+    def _cell_expected_losses(self, size, sum_f, sum_f2, mu, v) -> np.ndarray:
+        """sum over each cell's items of E[l(x, y)] (C, d), y = f(x) + e, e ~ N(mu, v): exact
+        for the losses of this module but MAE's, which takes E|e| at the cell's mean error
+        by quadrature (MAE's g is linear, so its proposal does not depend on R_t)."""
+        if isinstance(self.measure, CoefficientOfDetermination):
+            sum_y = sum_f + size * mu
+            sum_y2 = sum_f2 + 2 * mu * sum_f + size * (mu**2 + v)
+            return np.stack([size * (mu**2 + v), sum_y, sum_y2], axis=1)
+        mean_error = self.measure._expected(
+            np.zeros_like(mu), np.sqrt(v), lambda loss: loss, shift=mu
+        )
+        return size[:, None] * mean_error
+
+    def _draw(self) -> tuple[int, float]:
+        cell = int(
+            np.searchsorted(self._cell_cumulative, self.rng_.random() * self._cell_cumulative[-1])
+        )
+        cell = min(cell, len(self._cell_mass) - 1)
+        size = int(self.cell_size_[cell])
+        item = int(self._order[self._start[cell] + self.rng_.integers(size)])
+        return item, float(self._cell_mass[cell] / size)
+
+    def pmf_of(self, items: np.ndarray) -> np.ndarray:
+        cells = self.cell_[items]
+        return self._cell_mass[cells] / self.cell_size_[cells]
 
 
 class RegressionStratifiedSampler:
@@ -343,12 +475,15 @@ class RegressionStratifiedSampler:
 def make_regression_sampler(
     name: str, pool: RegressionPool, measure: RegressionMeasure, seed: int, epsilon: float = 0.1
 ):
-    """``passive``, ``stratified`` or ``is`` (Prop. 4's proposal from the model's own
-    uncertainty, mixed with the uniform distribution at share ``epsilon``)."""
+    """``passive``, ``stratified``, ``is`` (Prop. 4's proposal from the model's own
+    uncertainty, mixed with the uniform distribution at share ``epsilon``) or ``ais``
+    (``RegressionAISSampler``)."""
     if name == "passive":
         return RegressionImportanceSampler(pool, measure, np.ones(pool.n_pool), seed)
     if name == "stratified":
         return RegressionStratifiedSampler(pool, measure, seed)
+    if name == "ais":
+        return RegressionAISSampler(pool, measure, seed, epsilon)
     if name == "is":
         if pool.spread is None:
             raise ValueError(
@@ -360,4 +495,4 @@ def make_regression_sampler(
         optimal = optimal / total if total > 0 else np.full(pool.n_pool, 1 / pool.n_pool)
         q = (1 - epsilon) * optimal + epsilon / pool.n_pool
         return RegressionImportanceSampler(pool, measure, q, seed)
-    raise ValueError(f"unknown regression sampler {name!r}; choose passive, stratified or is.")
+    raise ValueError(f"unknown regression sampler {name!r}; choose passive, stratified, is or ais.")

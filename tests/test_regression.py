@@ -84,7 +84,7 @@ def run(pool, name, sampler_name, n_labels, seed):
     return sampler.estimate()
 
 
-@pytest.mark.parametrize("sampler_name", ["passive", "stratified", "is"])
+@pytest.mark.parametrize("sampler_name", ["passive", "stratified", "is", "ais"])
 def test_estimates_are_unbiased_for_the_mean_squared_error(sampler_name):
     pool = heavy_tailed_pool(3000, seed=3)
     values = np.array([run(pool, "mse", sampler_name, 150, seed).value[0] for seed in range(300)])
@@ -104,6 +104,35 @@ def test_importance_sampling_needs_fewer_labels_where_the_model_knows_where_it_i
         for name in ("passive", "is")
     }
     assert errors["is"] < 0.5 * errors["passive"]
+
+
+def test_adaptive_sampling_learns_where_the_errors_are_without_the_models_uncertainty():
+    # no spread column: AIS must find the risky tenth of the pool from the answers alone
+    full = heavy_tailed_pool(3000, seed=3)
+    pool = rg.RegressionPool(full.ids, full.prediction, None, full.y_true)
+    target = truth(pool, "mse")
+    errors = {
+        name: np.mean(
+            [(run(pool, "mse", name, 150, seed).value[0] - target) ** 2 for seed in range(100)]
+        )
+        for name in ("passive", "ais")
+    }
+    assert errors["ais"] < 0.7 * errors["passive"]  # measured 0.48
+
+
+def test_the_adaptive_proposal_follows_the_error_model_and_keeps_its_floor():
+    pool = heavy_tailed_pool(2000, seed=6)
+    sampler = rg.make_regression_sampler("ais", pool, rg.get_regression_measure("mse"), 0)
+    cells = np.arange(len(sampler.cell_size_))
+    floor = sampler.epsilon * sampler.cell_size_ / pool.n_pool
+    assert np.all(sampler._cell_mass >= floor - 1e-15)  # Theorem 1: q > 0 everywhere
+    assert sampler._cell_mass.sum() == pytest.approx(1.0)
+    # before any answer, Prop. 4 for MSE under N(0, s^2) errors: mass ∝ N_c s_c^2 (3^0.5 cancels)
+    optimal = sampler.cell_size_ * sampler._cell_spread2 * (1 + 1 / sampler.kappa0)
+    expected = 0.9 * optimal / optimal.sum() + floor
+    np.testing.assert_allclose(sampler._cell_mass[cells], expected, rtol=1e-9)
+    probabilities = sampler.pmf_of(np.arange(pool.n_pool))
+    assert probabilities.sum() == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("name, dof", [("mae", 3), ("mse", 10), ("r2", 10)])
@@ -181,8 +210,10 @@ def test_the_simulate_cli_takes_a_regression_measure_and_keeps_the_summarys_keys
     assert summary.keys() == json.loads(classifier.stdout.strip().splitlines()[-1]).keys()
     assert summary["true"] == pytest.approx(r2_score(pool.y_true, pool.prediction), rel=1e-12)
     assert summary["repeats"] == 4 and summary["undefined"] == 0.0
-    refused = cli(*common, "--measure", "mae", "--sampler", "ais")
+    refused = cli(*common, "--measure", "mae", "--sampler", "oasis")
     assert refused.returncode == 2
-    assert "a regression measure takes passive, stratified, is" in refused.stderr
+    assert "a regression measure takes passive, stratified, is, ais" in refused.stderr
+    adaptive = cli(*common, "--measure", "mae", "--sampler", "ais")
+    assert adaptive.returncode == 0, adaptive.stderr
     unnamed = cli(*common, "--measure", "mae", "--sampler", "is", "--pred-column", "guess")
     assert unnamed.returncode == 2 and "no column 'guess'" in unnamed.stderr
