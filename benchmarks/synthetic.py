@@ -12,6 +12,12 @@
   pool, in miniature).
 
 Scores are the reported logits; predictions are reported probability >= 0.5.
+
+``make_regression_pool`` makes a regression pool (issue 11): predictions uniform on
+[0, 100], errors N(0, 2^2) except above 90 (a tenth of the items), where they are Student t
+with 3 degrees of freedom scaled by 20 (heavy tails a uniform sample of a few hundred sees a
+handful of); the ``sd`` column, the model's own uncertainty, says 2 and 15 there: it knows
+where it is unsure, not by how much.
 """
 
 from __future__ import annotations
@@ -57,6 +63,22 @@ def make_pool(name: str, n_pool: int | None = None, seed: int = 0) -> pd.DataFra
             "pred": (prob >= 0.5).astype(int),
             "prob": prob,
             "label": label,
+        }
+    )
+
+
+def make_regression_pool(n_pool: int = 20_000, seed: int = 0) -> pd.DataFrame:
+    """A regression pool as a table with item_id, pred, sd and label columns."""
+    rng = np.random.default_rng(seed)
+    pred = rng.uniform(0, 100, n_pool)
+    risky = pred > 90
+    error = np.where(risky, 20 * rng.standard_t(3, n_pool), rng.normal(0, 2, n_pool))
+    return pd.DataFrame(
+        {
+            "item_id": np.arange(n_pool),
+            "pred": pred,
+            "sd": np.where(risky, 15.0, 2.0),
+            "label": pred + error,
         }
     )
 
