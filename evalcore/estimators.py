@@ -59,6 +59,7 @@ class Estimate:
     reason: str | None = None
     bounded: bool = True
     interval_method: str = "logit"
+    log_scale: tuple[float, float] | None = None
     downdate: np.ndarray | None = None
     model_variance: np.ndarray | None = None
     model_value: np.ndarray | None = None
@@ -117,7 +118,10 @@ class Estimate:
         raised static IS's F1 coverage at 200 labels from 0.60 to 1.00 and at 500 from 0.90
         to 0.975 in a 40-run pilot, at the same width) or ``"beta"`` (seed 004: a Beta
         distribution with the estimate's mean and variance); default ``interval_method``.
-        Measures outside [0, 1] (MCC, Brier) always use ``"normal"``. With a ``model_value``
+        Measures outside [0, 1] (MCC, Brier) use ``"normal"``, except those with a
+        ``log_scale`` (a, b): their ``"logit"`` limits are the delta method's on the scale of
+        log(a + b G), mapped back (regression errors, b = 1, and 1 - R^2, a = 1, b = -1: they
+        are positive and right-skewed). With a ``model_value``
         the interval is the hull of the design's and the model's, each by ``method``
         (``intervals``: the two err on opposite sides). It is clipped to ``bounds``; while
         there is a ``caveat`` (or the estimate is undefined) it is the bounds themselves.
@@ -158,6 +162,8 @@ class Estimate:
         low, high = value - z * se, value + z * se
         if method == "logit" and self.bounded:
             low, high = _logit_limits(value, se, z, low, high)
+        if method == "logit" and self.log_scale is not None:
+            low, high = _log_limits(value, se, z, low, high, *self.log_scale)
         if method == "beta" and self.bounded:
             low, high = _beta_limits(value, se**2, tail, low, high)
         return low, high
@@ -195,6 +201,17 @@ def _logit_limits(value, se, z, low, high):
     v = value[inside]
     centre, half = np.log(v / (1 - v)), z * se[inside] / (v * (1 - v))
     low[inside], high[inside] = expit(centre - half), expit(centre + half)
+    return low, high
+
+
+def _log_limits(value, se, z, low, high, a, b):
+    """The delta method on the scale of log(a + b value), mapped back."""
+    low, high = low.copy(), high.copy()
+    u = a + b * value
+    inside = (u > 0) & np.isfinite(se)
+    spread = np.exp(z * se[inside] * abs(b) / u[inside])
+    ends = np.sort(np.stack([(u[inside] / spread - a) / b, (u[inside] * spread - a) / b]), axis=0)
+    low[inside], high[inside] = ends
     return low, high
 
 
@@ -245,6 +262,7 @@ def _from_risk(
             measure.component_names,
             reason,
             measure.bounded,
+            log_scale=measure.log_scale,
             **kwargs,
         )
     J = measure.jacobian(risk)
@@ -263,6 +281,7 @@ def _from_risk(
         None,
         measure.bounded,
         downdate=None if downdate is None else J @ downdate,
+        log_scale=measure.log_scale,
         **kwargs,
     )
 

@@ -47,6 +47,8 @@ class Measure:
     binary_only: bool = True
     bounded: bool = True  # every component lies in [0, 1], so Beta limits apply
     value_range: tuple[float, float] = (0.0, 1.0)  # the range every component can take
+    # (a, b): intervals on the scale of log(a + b G) (``Estimate.confidence_interval``)
+    log_scale: tuple[float, float] | None = None
     # g is a ratio of functions linear in the counts per (code, class), so its extremes over
     # the unlabelled items' labellings lie at vertices (``intervals.measure_bounds``)
     linear_fractional: bool = False

@@ -217,3 +217,19 @@ def test_the_simulate_cli_takes_a_regression_measure_and_keeps_the_summarys_keys
     assert adaptive.returncode == 0, adaptive.stderr
     unnamed = cli(*common, "--measure", "mae", "--sampler", "is", "--pred-column", "guess")
     assert unnamed.returncode == 2 and "no column 'guess'" in unnamed.stderr
+
+
+def test_error_measures_have_log_scale_limits_and_r2_those_of_one_minus_r2():
+    z = 1.959963984540054
+    pool = heavy_tailed_pool(2000, seed=7)
+    for name, a, b in (("mae", 0.0, 1.0), ("r2", 1.0, -1.0)):
+        estimate = run(pool, name, "is", 100, 0)
+        value, se = estimate.value[0], estimate.std_error[0]
+        u = a + b * value
+        spread = np.exp(z * se / u)
+        expected = sorted([(u / spread - a) / b, (u * spread - a) / b])
+        low, high = estimate.confidence_interval(0.95)
+        np.testing.assert_allclose([low[0], high[0]], expected, rtol=1e-12)
+        assert high[0] - value > value - low[0] if b > 0 else value - low[0] > high[0] - value
+        normal = estimate.confidence_interval(0.95, method="normal")
+        np.testing.assert_allclose([normal[0][0], normal[1][0]], [value - z * se, value + z * se])
