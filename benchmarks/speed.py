@@ -35,32 +35,49 @@ CONFIGS = [
     ("ais", "pr_curve:1024"),
     ("is", "f1"),
     ("bernoulli", "f1"),
+    ("ais", "r2"),  # a regression pool (issue 11): synthetic.make_regression_pool, resampled
 ]
+REGRESSION_MEASURES = ("mae", "mse", "rmse", "r2")
 
 
 def measure_one(sampler_name: str, measure_name: str, n_pool: int, steps: int) -> dict:
     import evalcore as ec
+    from evalcore import regression
 
-    source = pd.read_csv(DATA)
+    regressing = measure_name in REGRESSION_MEASURES
+    sys.path.insert(0, str(HERE))
+    import synthetic
+
+    source = synthetic.make_regression_pool() if regressing else pd.read_csv(DATA)
     rng = np.random.default_rng(0)
     rows = rng.integers(len(source), size=n_pool)
     t0 = time.perf_counter()
-    pool = ec.Pool.from_arrays(
-        source["score"].to_numpy()[rows],
-        y_pred=source["pred"].to_numpy()[rows],
-        y_true=source["label"].to_numpy()[rows],
-    )
+    if regressing:
+        pool = regression.RegressionPool.from_dataframe(
+            source.iloc[rows], prediction="pred", label="label", spread="sd"
+        )
+    else:
+        pool = ec.Pool.from_arrays(
+            source["score"].to_numpy()[rows],
+            y_pred=source["pred"].to_numpy()[rows],
+            y_true=source["label"].to_numpy()[rows],
+        )
     t1 = time.perf_counter()
-    measure = ec.get_measure(measure_name)
-    options = {"round_size": 50} if sampler_name == "bernoulli" else {}
-    sampler = ec.make_sampler(sampler_name, pool, measure, 0, **options)
+    if regressing:
+        measure = regression.get_regression_measure(measure_name)
+        sampler = regression.make_regression_sampler(sampler_name, pool, measure, 0)
+    else:
+        measure = ec.get_measure(measure_name)
+        options = {"round_size": 50} if sampler_name == "bernoulli" else {}
+        sampler = ec.make_sampler(sampler_name, pool, measure, 0, **options)
     t2 = time.perf_counter()
     times = []
     for _ in range(steps):
         start = time.perf_counter()
         proposal = sampler.propose()
         sampler.record(pool.y_true[proposal.item])
-        ec.estimate(sampler).confidence_interval()  # what the app shows after every label
+        # what the app shows after every label
+        (sampler.estimate() if regressing else ec.estimate(sampler)).confidence_interval()
         times.append(time.perf_counter() - start)
     times = np.array(times) * 1e3
     allocation_ms = float("nan")
