@@ -58,6 +58,7 @@ __all__ = [
     "RegressionAISSampler",
     "RegressionStratifiedSampler",
     "make_regression_sampler",
+    "checked_value",
 ]
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(20)  # exact to degree 39
@@ -243,6 +244,17 @@ def true_risk(pool: RegressionPool, measure: RegressionMeasure) -> np.ndarray:
     return measure.loss(pool.prediction, pool.y_true).mean(axis=0)
 
 
+def checked_value(value) -> float:
+    """An answer as a float, or a ValueError that says what a regression answer must be."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = np.nan
+    if not np.isfinite(number):
+        raise ValueError(f"a regression answer must be a finite number, got {value!r}.")
+    return number
+
+
 class RegressionImportanceSampler:
     """Importance sampling with replacement from a fixed proposal ``q`` (N,): uniform
     (passive) or Prop. 4's (static IS). A deterministic oracle answers an item once: a later
@@ -278,10 +290,10 @@ class RegressionImportanceSampler:
 
     def record(self, value: float) -> None:
         item = self.propose().item
-        self.answers_[item] = float(value)
+        answer = self.answers_[item] = checked_value(value)
         self._drawn.append(self._pending)
         self._pending = None
-        self._learn(item, float(value))
+        self._learn(item, answer)
 
     def _draw(self) -> tuple[int, float]:
         item = int(np.searchsorted(self._cumulative, self.rng_.random() * self._cumulative[-1]))
@@ -295,18 +307,21 @@ class RegressionImportanceSampler:
         """The current proposal's probability of ``items``."""
         return self.q[items]
 
-    def estimate(self) -> Estimate:
+    def estimate(self, measure: RegressionMeasure | None = None) -> Estimate:
+        """The estimate of the sampler's measure, or of another one from the same draws
+        (sample reuse, seed 003 Sec. 3.3.1)."""
+        measure = measure or self.measure
         drawn = np.array(self._drawn, dtype=float).reshape(-1, 2)
         rows, count = np.unique(drawn, axis=0, return_counts=True)  # one row per (item, q)
         items, q = rows[:, 0].astype(np.int64), rows[:, 1]
         y = np.array([self.answers_[int(item)] for item in items])
-        losses = self.measure.loss(self.pool.prediction[items], y)
+        losses = measure.loss(self.pool.prediction[items], y)
         return estimate_is(
-            losses.reshape(len(items), self.measure.d),
+            losses.reshape(len(items), measure.d),
             1.0 / (self.pool.n_pool * q),
             self.pmf_of(items),
             self.pool.n_pool,
-            self.measure,
+            measure,
             self.n_labels,
             count=count,
         )
@@ -467,18 +482,17 @@ class RegressionStratifiedSampler:
 
     def record(self, value: float) -> None:
         item = self.propose().item
+        self._values.append(checked_value(value))
         self._taken[self.stratum_[item]] += 1
         self._items.append(item)
-        self._values.append(float(value))
 
-    def estimate(self) -> Estimate:
+    def estimate(self, measure: RegressionMeasure | None = None) -> Estimate:
+        """The estimate of the sampler's measure, or of another one (sample reuse)."""
+        measure = measure or self.measure
         items = np.asarray(self._items, dtype=np.int64)
-        losses = self.measure.loss(self.pool.prediction[items], np.asarray(self._values))
+        losses = measure.loss(self.pool.prediction[items], np.asarray(self._values))
         return estimate_stratified(
-            losses.reshape(len(items), self.measure.d),
-            self.stratum_[items],
-            self.stratum_size_,
-            self.measure,
+            losses.reshape(len(items), measure.d), self.stratum_[items], self.stratum_size_, measure
         )
 
 

@@ -22,6 +22,12 @@ from .catalog import get_measure
 from .estimators import Estimate, estimate
 from .measures import Measure
 from .pool import Pool
+from .regression import (
+    RegressionPool,
+    checked_value,
+    get_regression_measure,
+    make_regression_sampler,
+)
 from .samplers import AISSampler, OASISSampler, PassiveSampler, Proposal, StaticISSampler
 from .stratified import StratifiedSampler
 
@@ -111,21 +117,36 @@ def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
     raise SessionError(f"Unknown sampler `{name}`; choose one of: {', '.join(SAMPLER_NAMES)}.")
 
 
-def pool_fingerprint(pool: Pool) -> str:
+def pool_fingerprint(pool: Pool | RegressionPool) -> str:
     """A short hash of the pool's ids, scores and predictions, to refuse a mismatched pool."""
     digest = hashlib.sha256()
-    for array in (np.asarray(pool.ids).astype(str), pool.scores, pool.y_pred):
+    if isinstance(pool, RegressionPool):
+        arrays = (np.asarray(pool.ids).astype(str), pool.prediction)
+    else:
+        arrays = (np.asarray(pool.ids).astype(str), pool.scores, pool.y_pred)
+    for array in arrays:
         digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:16]
 
 
 def log_digest(log) -> str:
     """A short hash of an ordered answer log [(item, label), ...]: the exact state a write
-    is made against (two logs of one length differ in their digest)."""
+    is made against (two logs of one length differ in their digest). A class label is an
+    integer; a regression answer a number (``repr``: every float exactly)."""
     digest = hashlib.sha256()
     for item, label in log:
-        digest.update(f"{int(item)}:{int(label)};".encode())
+        digest.update(f"{int(item)}:{_answer(label)!r};".encode())
     return digest.hexdigest()[:16]
+
+
+def _logged(label, pool) -> int | float:
+    """A saved answer as a log entry: a number for a regression pool, else a class code."""
+    return float(label) if isinstance(pool, RegressionPool) else int(label)
+
+
+def _answer(label):
+    """An answer as the log keeps it: a class code, or a regression pool's number."""
+    return label if isinstance(label, float) and not float(label).is_integer() else int(label)
 
 
 def first_component(estimate: Estimate, confidence_level: float) -> tuple[float, float, float]:
@@ -150,8 +171,12 @@ class Session:
     log: list[tuple[int, int]] = field(default_factory=list)
 
     def __post_init__(self):
-        self.measure = get_measure(self.measure_name, self.pool.n_classes)
-        later = _LATER_OPTIONS.get(self.sampler_name, {})
+        self.regression = isinstance(self.pool, RegressionPool)
+        if self.regression:
+            self.measure = get_regression_measure(self.measure_name)
+        else:
+            self.measure = get_measure(self.measure_name, self.pool.n_classes)
+        later = {} if self.regression else _LATER_OPTIONS.get(self.sampler_name, {})
         self.options = {**{name: new for name, (new, _) in later.items()}, **self.options}
         self._checkpoints: dict[int, object] = {}  # answers recorded -> a copy of the sampler
         self._fresh = False  # the sampler is as built from the seed (nothing drawn yet)
@@ -219,9 +244,8 @@ class Session:
         options = dict(self.options)
         if self.sampler_name == "bernoulli" and self.budget is not None:
             options.setdefault("budget", self.budget)
-        self.sampler = make_sampler(
-            self.sampler_name, self.pool, self.measure, self.seed, **options
-        )
+        build = make_regression_sampler if self.regression else make_sampler
+        self.sampler = build(self.sampler_name, self.pool, self.measure, self.seed, **options)
         self._fresh = True
 
     @property
@@ -262,8 +286,9 @@ class Session:
                 f"the answer is for item {item} but the sampler proposed item {proposal.item}; "
                 "the log does not belong to this pool, seed or sampler."
             )
-        self.sampler.record(label)
-        self.log.append((int(item), int(label)))
+        answer = checked_value(label) if self.regression else int(label)
+        self.sampler.record(answer)
+        self.log.append((int(item), answer))
         if checkpoint:
             self._checkpoints[len(self.log)] = self._copy_sampler(self.sampler)
             for old in sorted(self._checkpoints)[:-_CHECKPOINTS_KEPT]:
@@ -288,6 +313,9 @@ class Session:
 
     def estimate(self, measure_name: str | None = None) -> Estimate:
         """The estimate of the session's measure, or of another one (sample reuse)."""
+        if self.regression:
+            other = measure_name and get_regression_measure(measure_name)
+            return self.sampler.estimate(other or None)
         if measure_name is None:
             return estimate(self.sampler)
         return estimate(self.sampler, get_measure(measure_name, self.pool.n_classes))
@@ -362,8 +390,10 @@ class Session:
                 data["sampler"],
                 int(data["seed"]),
                 data["budget"],
-                saved_options(data["sampler"], data["options"]),
-                [(int(i), int(y)) for i, y in data["log"]],
+                data["options"]
+                if isinstance(pool, RegressionPool)
+                else saved_options(data["sampler"], data["options"]),
+                [(int(i), _logged(y, pool)) for i, y in data["log"]],
             )
         except (KeyError, TypeError, json.JSONDecodeError) as exc:
             raise SessionError(f"the session file is malformed ({exc}).") from None

@@ -233,3 +233,48 @@ def test_error_measures_have_log_scale_limits_and_r2_those_of_one_minus_r2():
         assert high[0] - value > value - low[0] if b > 0 else value - low[0] > high[0] - value
         normal = estimate.confidence_interval(0.95, method="normal")
         np.testing.assert_allclose([normal[0][0], normal[1][0]], [value - z * se, value + z * se])
+
+
+@pytest.mark.parametrize("sampler_name", ["passive", "stratified", "is", "ais"])
+def test_a_regression_session_replays_undoes_and_round_trips_to_the_identical_estimate(
+    sampler_name,
+):
+    import evalcore as ec
+
+    pool = heavy_tailed_pool(1500, seed=8)
+    session = ec.Session(pool, "mae", sampler_name, seed=4, budget=60)
+    while not session.done:
+        item = session.next_item().item
+        session.record(item, pool.y_true[item])
+    assert all(isinstance(answer, float) for _, answer in session.log)
+    replayed = ec.Session(pool, "mae", sampler_name, seed=4, budget=60, log=list(session.log))
+    np.testing.assert_array_equal(replayed.estimate().value, session.estimate().value)
+    loaded = ec.Session.from_json(session.to_json(), pool)
+    assert loaded.log == session.log
+    np.testing.assert_array_equal(loaded.estimate().value, session.estimate().value)
+    shorter = ec.Session(pool, "mae", sampler_name, seed=4, budget=60, log=session.log[:41])
+    for _ in range(19):
+        session.undo()  # from the checkpoints at 25 and 50 answers
+    np.testing.assert_array_equal(session.estimate().value, shorter.estimate().value)
+    # sample reuse: the same answers estimate the MSE
+    direct = shorter.estimate("mse").value[0]
+    assert direct == pytest.approx(
+        rg.get_regression_measure("mse").g(shorter.sampler.estimate(rg.MeanSquaredError()).risk)[0]
+    )
+    assert ec.session.log_digest(session.log) != ec.session.log_digest(
+        [(item, answer + 0.5) for item, answer in session.log]
+    )
+
+
+def test_a_regression_answer_must_be_a_finite_number():
+    import evalcore as ec
+
+    pool = heavy_tailed_pool(200, seed=9)
+    session = ec.Session(pool, "mse", "ais", seed=0, budget=10)
+    item = session.next_item().item
+    for bad in ("n/a", float("nan"), float("inf"), None):
+        with pytest.raises(ValueError, match="must be a finite number"):
+            session.record(item, bad)
+    assert session.log == []
+    session.record(item, "12.5")
+    assert session.log == [(item, 12.5)]
