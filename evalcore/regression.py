@@ -45,6 +45,7 @@ from .samplers import Proposal
 from .strata import compact_codes, group_order, stratify_scores
 
 __all__ = [
+    "RegressionMapping",
     "RegressionPool",
     "RegressionMeasure",
     "MeanAbsoluteError",
@@ -62,6 +63,17 @@ __all__ = [
 ]
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(20)  # exact to degree 39
+
+
+@dataclass(frozen=True)
+class RegressionMapping:
+    """Which column holds what in a regression pool's table (``RegressionPool.from_dataframe``
+    takes them by name); the store keeps it with the pool's file."""
+
+    prediction: str
+    label: str | None = None
+    spread: str | None = None
+    id: str | None = None
 
 
 @dataclass(frozen=True, eq=False)

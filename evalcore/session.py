@@ -75,10 +75,13 @@ _LATER_OPTIONS = {
 }
 
 
-def saved_options(sampler_name: str, options: dict) -> dict:
+def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     """The options of a saved session as they were when it was saved: sessions saved before
     repeated draws were batched replay one draw at a time, and AIS and Bernoulli sessions saved
-    before the item-level model replay with the Dirichlet tree's block-level one."""
+    before the item-level model replay with the Dirichlet tree's block-level one. Regression
+    sessions (``pool`` a ``RegressionPool``) came later than all of these."""
+    if isinstance(pool, RegressionPool):
+        return dict(options)
     later = _LATER_OPTIONS.get(sampler_name, {})
     return {**{name: old for name, (_, old) in later.items()}, **options}
 
@@ -135,7 +138,7 @@ def log_digest(log) -> str:
     integer; a regression answer a number (``repr``: every float exactly)."""
     digest = hashlib.sha256()
     for item, label in log:
-        digest.update(f"{int(item)}:{_answer(label)!r};".encode())
+        digest.update(f"{int(item)}:{stored_answer(label)!r};".encode())
     return digest.hexdigest()[:16]
 
 
@@ -144,8 +147,9 @@ def _logged(label, pool) -> int | float:
     return float(label) if isinstance(pool, RegressionPool) else int(label)
 
 
-def _answer(label):
-    """An answer as the log keeps it: a class code, or a regression pool's number."""
+def stored_answer(label) -> int | float:
+    """An answer as digests and the database keep it: an integer when it is one (a class
+    code, or a whole regression answer), else the float itself."""
     return label if isinstance(label, float) and not float(label).is_integer() else int(label)
 
 
@@ -390,9 +394,7 @@ class Session:
                 data["sampler"],
                 int(data["seed"]),
                 data["budget"],
-                data["options"]
-                if isinstance(pool, RegressionPool)
-                else saved_options(data["sampler"], data["options"]),
+                saved_options(data["sampler"], data["options"], pool),
                 [(int(i), _logged(y, pool)) for i, y in data["log"]],
             )
         except (KeyError, TypeError, json.JSONDecodeError) as exc:

@@ -5,6 +5,8 @@ carries its position in the log, and the insert succeeds only when exactly that 
 precede it, so two windows on one session cannot interleave: the second writer gets a
 ``SessionConflict`` and must reload. A pool is stored as the bytes of the file it came from,
 with its column mapping, so a session can be resumed after a restart without the upload.
+An answer is a class code, or for a regression pool a number (SQLite keeps a fractional one
+as REAL in the ``label`` column, exactly).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .pool import ColumnMapping, Pool
-from .session import RENAMED_MEASURES, Session, log_digest, saved_options
+from .regression import RegressionMapping, RegressionPool
+from .session import RENAMED_MEASURES, Session, log_digest, saved_options, stored_answer
 from .tables import frame_from_bytes
 
 __all__ = ["Store", "StoreError", "SessionConflict", "mapping_to_json", "mapping_from_json"]
@@ -68,12 +71,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def mapping_to_json(mapping: ColumnMapping) -> str:
-    return json.dumps(dataclasses.asdict(mapping), sort_keys=True)
+def mapping_to_json(mapping: ColumnMapping | RegressionMapping) -> str:
+    fields = dataclasses.asdict(mapping)
+    if isinstance(mapping, RegressionMapping):
+        fields["kind"] = "regression"
+    return json.dumps(fields, sort_keys=True)
 
 
-def mapping_from_json(text: str) -> ColumnMapping:
+def mapping_from_json(text: str) -> ColumnMapping | RegressionMapping:
     fields = json.loads(text)
+    if fields.pop("kind", None) == "regression":
+        return RegressionMapping(**fields)
     for name in ("content", "classes"):
         if fields.get(name) is not None:
             fields[name] = tuple(fields[name])
@@ -159,7 +167,9 @@ class Store:
             ) from None
 
     # -- pools ---------------------------------------------------------------------------
-    def save_pool(self, name: str, file_name: str, data: bytes, mapping: ColumnMapping) -> str:
+    def save_pool(
+        self, name: str, file_name: str, data: bytes, mapping: ColumnMapping | RegressionMapping
+    ) -> str:
         """Store a pool's source file and mapping; returns its key (same file + mapping, same
         key, stored once)."""
         mapping_text = mapping_to_json(mapping)
@@ -171,8 +181,9 @@ class Store:
             )
         return key
 
-    def load_pool(self, key: str) -> tuple[Pool, str]:
-        """The pool stored under ``key`` and its display name."""
+    def load_pool(self, key: str) -> tuple[Pool | RegressionPool, str]:
+        """The pool stored under ``key`` (a regression pool when its mapping is one) and its
+        display name."""
         with self._connect() as db:
             row = db.execute(
                 "SELECT name, file_name, mapping, data FROM pools WHERE key = ?", (key,)
@@ -181,7 +192,10 @@ class Store:
             raise StoreError(f"No pool {key} in {self.path}; open the data again.")
         name, file_name, mapping_text, data = row
         frame = frame_from_bytes(bytes(data), file_name)
-        return Pool.from_dataframe(frame, mapping_from_json(mapping_text)), name
+        mapping = mapping_from_json(mapping_text)
+        if isinstance(mapping, RegressionMapping):
+            return RegressionPool.from_dataframe(frame, **dataclasses.asdict(mapping)), name
+        return Pool.from_dataframe(frame, mapping), name
 
     # -- sessions ------------------------------------------------------------------------
     def create_session(self, pool_key: str, session: Session, confidence: float = 0.95) -> str:
@@ -207,7 +221,7 @@ class Store:
             for position, (item, label) in enumerate(session.log):
                 db.execute(
                     "INSERT INTO answers VALUES (?, ?, ?, ?, ?)",
-                    (session_id, position, int(item), int(label), now),
+                    (session_id, position, int(item), stored_answer(label), now),
                 )
         return session_id
 
@@ -240,7 +254,7 @@ class Store:
         values[7] = json.loads(values[7])
         return SessionRecord(*values)
 
-    def answers(self, session_id: str) -> list[tuple[int, int]]:
+    def answers(self, session_id: str) -> list[tuple[int, int | float]]:
         with self._connect() as db:
             return self._log(db, session_id)
 
@@ -262,11 +276,16 @@ class Store:
     def unanswered_session(record: SessionRecord, pool: Pool) -> Session:
         """The saved session's sampler as built from its seed, before any answer (replay the
         log with ``Session.replay_log``, which can also give its history)."""
-        options = saved_options(record.sampler, record.options)
+        options = saved_options(record.sampler, record.options, pool)
         return Session(pool, record.measure, record.sampler, record.seed, record.budget, options)
 
     def append_answer(
-        self, session_id: str, position: int, item: int, label: int, expected: str | None = None
+        self,
+        session_id: str,
+        position: int,
+        item: int,
+        label: int | float,
+        expected: str | None = None,
     ) -> None:
         """Save the answer at ``position`` (0-based) in its own transaction.
 
@@ -292,7 +311,7 @@ class Store:
             db.execute(
                 "INSERT INTO answers (session_id, position, item, label, answered) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (session_id, position, int(item), int(label), _now()),
+                (session_id, position, int(item), stored_answer(label), _now()),
             )
             db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (_now(), session_id))
 
@@ -318,12 +337,12 @@ class Store:
             db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (_now(), session_id))
 
     @staticmethod
-    def _log(db, session_id: str) -> list[tuple[int, int]]:
+    def _log(db, session_id: str) -> list[tuple[int, int | float]]:
         rows = db.execute(
             "SELECT item, label FROM answers WHERE session_id = ? ORDER BY position",
             (session_id,),
         ).fetchall()
-        return [(int(item), int(label)) for item, label in rows]
+        return [(int(item), stored_answer(label)) for item, label in rows]
 
     def truncate_answers(self, session_id: str, keep: int) -> None:
         """Keep the first ``keep`` answers and delete the rest (a log that fails to replay)."""

@@ -278,3 +278,32 @@ def test_a_regression_answer_must_be_a_finite_number():
     assert session.log == []
     session.record(item, "12.5")
     assert session.log == [(item, 12.5)]
+
+
+def test_a_regression_session_is_saved_answer_by_answer_and_resumed_exactly(tmp_path):
+    import evalcore as ec
+
+    pool = heavy_tailed_pool(400, seed=10)
+    frame = pd.DataFrame({"pred": pool.prediction, "sd": pool.spread, "label": pool.y_true})
+    data = frame.to_csv(index=False).encode()
+    store = ec.Store(tmp_path / "sessions.db")
+    mapping = rg.RegressionMapping(prediction="pred", label="label", spread="sd")
+    key = store.save_pool("heavy", "heavy.csv", data, mapping)
+    stored, name = store.load_pool(key)
+    assert isinstance(stored, rg.RegressionPool) and name == "heavy"
+    np.testing.assert_array_equal(stored.prediction, pool.prediction)  # the CSV kept every bit
+    session = ec.Session(stored, "r2", "ais", seed=1, budget=30)
+    session_id = store.create_session(key, session)
+    for position in range(30):
+        item = session.next_item().item
+        answer = [12.0, -3.25, 1e-9 + 7][position % 3]  # a whole number, a fraction, a tiny one
+        digest = ec.session.log_digest(session.log)
+        store.append_answer(session_id, position, item, answer, expected=digest)
+        session.record(item, answer)
+    saved = store.answers(session_id)
+    assert [answer for _, answer in saved] == [answer for _, answer in session.log]
+    resumed = store.load_session(session_id, stored)
+    assert resumed.log == session.log
+    np.testing.assert_array_equal(resumed.estimate().value, session.estimate().value)
+    with pytest.raises(ec.store.SessionConflict):  # a stale window's digest is refused
+        store.append_answer(session_id, 30, 0, 1.0, expected=ec.session.log_digest(saved[:-1]))
