@@ -33,7 +33,7 @@ variance, and no delta-method interval for MSE or R^2 can be trusted at a few hu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,7 @@ from .strata import compact_codes, group_order, stratify_scores
 __all__ = [
     "RegressionMapping",
     "RegressionPool",
+    "regression_warnings",
     "RegressionMeasure",
     "MeanAbsoluteError",
     "MeanSquaredError",
@@ -74,17 +75,20 @@ class RegressionMapping:
     label: str | None = None
     spread: str | None = None
     id: str | None = None
+    content: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
 class RegressionPool:
     """N items with an ``id``, a ``prediction`` (N,), optionally the model's predicted
-    standard deviation ``spread`` (N,) and the true value ``y_true`` (N,)."""
+    standard deviation ``spread`` (N,), the true value ``y_true`` (N,) and ``content`` to
+    show the expert (text columns)."""
 
     ids: np.ndarray
     prediction: np.ndarray
     spread: np.ndarray | None = None
     y_true: np.ndarray | None = None
+    content: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def n_pool(self) -> int:
@@ -98,6 +102,7 @@ class RegressionPool:
         label: str | None = None,
         spread: str | None = None,
         id: str | None = None,
+        content: tuple[str, ...] = (),
     ) -> RegressionPool:
         """The pool from a table's columns; ``PoolValidationError`` names the column, the
         rows and the fix for a missing column, a non-numeric or non-finite value, or a
@@ -118,7 +123,24 @@ class RegressionPool:
                 spread,
                 rows,
             )
-        return cls(ids, values["prediction"], values.get("spread"), values.get("y_true"))
+        shown = frame[[_column(frame, c).name for c in content]].astype(str) if content else None
+        return cls(ids, values["prediction"], values.get("spread"), values.get("y_true"), shown)
+
+
+def regression_warnings(pool: RegressionPool) -> list[str]:
+    """Plain-language warnings about a valid but suspicious regression pool."""
+    warnings = []
+    if np.ptp(pool.prediction) == 0:
+        warnings.append(
+            f"Every prediction is {pool.prediction[0]:g}: check the prediction column. "
+            "MAE and MSE still estimate; R^2 is then at most 0."
+        )
+    if pool.spread is not None and not np.any(pool.spread > 0):
+        warnings.append(
+            "The spread column is 0 for every item: static importance sampling has nothing "
+            "to go on (it samples uniformly); adaptive sampling learns the errors instead."
+        )
+    return warnings
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:

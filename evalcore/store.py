@@ -81,7 +81,7 @@ def mapping_to_json(mapping: ColumnMapping | RegressionMapping) -> str:
 def mapping_from_json(text: str) -> ColumnMapping | RegressionMapping:
     fields = json.loads(text)
     if fields.pop("kind", None) == "regression":
-        return RegressionMapping(**fields)
+        return RegressionMapping(**{**fields, "content": tuple(fields.get("content", ()))})
     for name in ("content", "classes"):
         if fields.get(name) is not None:
             fields[name] = tuple(fields[name])

@@ -285,12 +285,14 @@ def test_a_regression_session_is_saved_answer_by_answer_and_resumed_exactly(tmp_
 
     pool = heavy_tailed_pool(400, seed=10)
     frame = pd.DataFrame({"pred": pool.prediction, "sd": pool.spread, "label": pool.y_true})
+    frame["note"] = [f"house {i}" for i in range(len(frame))]
     data = frame.to_csv(index=False).encode()
     store = ec.Store(tmp_path / "sessions.db")
-    mapping = rg.RegressionMapping(prediction="pred", label="label", spread="sd")
+    mapping = rg.RegressionMapping("pred", label="label", spread="sd", content=("note",))
     key = store.save_pool("heavy", "heavy.csv", data, mapping)
     stored, name = store.load_pool(key)
     assert isinstance(stored, rg.RegressionPool) and name == "heavy"
+    assert stored.content.note.iloc[7] == "house 7"
     np.testing.assert_array_equal(stored.prediction, pool.prediction)  # the CSV kept every bit
     session = ec.Session(stored, "r2", "ais", seed=1, budget=30)
     session_id = store.create_session(key, session)
@@ -307,3 +309,14 @@ def test_a_regression_session_is_saved_answer_by_answer_and_resumed_exactly(tmp_
     np.testing.assert_array_equal(resumed.estimate().value, session.estimate().value)
     with pytest.raises(ec.store.SessionConflict):  # a stale window's digest is refused
         store.append_answer(session_id, 30, 0, 1.0, expected=ec.session.log_digest(saved[:-1]))
+
+
+def test_a_suspicious_regression_pool_is_named_in_plain_words():
+    frame = pd.DataFrame({"pred": [3.0, 3.0, 3.0], "sd": [0.0, 0.0, 0.0], "label": [1, 2, 4]})
+    pool = rg.RegressionPool.from_dataframe(frame, label="label", spread="sd")
+    warnings = rg.regression_warnings(pool)
+    assert warnings[0].startswith("Every prediction is 3:")
+    assert warnings[1].startswith("The spread column is 0 for every item")
+    sampler = rg.make_regression_sampler("is", pool, rg.get_regression_measure("mae"), 0)
+    np.testing.assert_allclose(sampler.q, 1 / 3)  # nothing to go on: uniform
+    assert rg.regression_warnings(heavy_tailed_pool(50)) == []
