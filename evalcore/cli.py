@@ -53,10 +53,10 @@ MEASURE_HELP = {  # the names --measure takes, with the parameterised ones spell
     "pr_curve:<thresholds>": MEASURE_DEFINITIONS["pr_curve"],
 }
 REGRESSION_HELP = {  # regression pools: a numeric prediction and a numeric true value
-    "mae": "mean absolute error (regression pools)",
-    "mse": "mean squared error (regression pools)",
-    "rmse": "root mean squared error (regression pools)",
-    "r2": "coefficient of determination, 1 - MSE / Var(y) (regression pools)",
+    "mae": "Regression: the mean of |y − f|, as scikit-learn's mean_absolute_error.",
+    "mse": "Regression: the mean of (y − f)², as scikit-learn's mean_squared_error.",
+    "rmse": "Regression: √MSE, as scikit-learn's root_mean_squared_error.",
+    "r2": "Regression: 1 − MSE / Var(y), as scikit-learn's r2_score.",
 }
 REGRESSION_SAMPLERS = ("passive", "stratified", "is", "ais")
 _SPREAD_NAMES = ("spread", "sd", "std", "sigma", "uncertainty")
@@ -99,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing += "\nsamplers:\n" + "".join(
         f"  {name:<22} {text}\n" for name, text in SAMPLERS.items()
+    )
+    listing += (
+        "\nA regression pool (a numeric pred column and a numeric label column, optionally the "
+        "model's predicted\nstandard deviation in --spread-column) takes passive, stratified, is "
+        "(it needs the spread) and ais.\n"
     )
     sim = commands.add_parser(
         "simulate",

@@ -215,6 +215,8 @@ def test_the_simulate_cli_takes_a_regression_measure_and_keeps_the_summarys_keys
     assert "a regression measure takes passive, stratified, is, ais" in refused.stderr
     adaptive = cli(*common, "--measure", "mae", "--sampler", "ais")
     assert adaptive.returncode == 0, adaptive.stderr
+    listing = cli("--help").stdout
+    assert "r2                     Regression: 1 − MSE / Var(y)" in listing
     unnamed = cli(*common, "--measure", "mae", "--sampler", "is", "--pred-column", "guess")
     assert unnamed.returncode == 2 and "no column 'guess'" in unnamed.stderr
 
