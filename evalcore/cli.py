@@ -58,7 +58,7 @@ REGRESSION_HELP = {  # regression pools: a numeric prediction and a numeric true
     "rmse": "Regression: √MSE, as scikit-learn's root_mean_squared_error.",
     "r2": "Regression: 1 − MSE / Var(y), as scikit-learn's r2_score.",
 }
-REGRESSION_SAMPLERS = ("passive", "stratified", "is", "ais")
+REGRESSION_SAMPLERS = ("passive", "stratified", "is", "ais", "bernoulli")
 _SPREAD_NAMES = ("spread", "sd", "std", "sigma", "uncertainty")
 
 
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing += (
         "\nA regression pool (a numeric pred column and a numeric label column, optionally the "
         "model's predicted\nstandard deviation in --spread-column) takes passive, stratified, is "
-        "(it needs the spread) and ais.\n"
+        "(it needs the spread), ais and bernoulli.\n"
     )
     sim = commands.add_parser(
         "simulate",

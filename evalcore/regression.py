@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .estimators import Estimate, estimate_is, estimate_stratified
+from .bernoulli import water_fill
+from .estimators import Estimate, _from_risk, estimate_is, estimate_stratified
 from .measures import Measure
 from .pool import PoolValidationError
 from .samplers import Proposal
@@ -58,6 +59,7 @@ __all__ = [
     "true_risk",
     "RegressionImportanceSampler",
     "RegressionAISSampler",
+    "RegressionBernoulliSampler",
     "RegressionStratifiedSampler",
     "make_regression_sampler",
     "checked_value",
@@ -530,18 +532,82 @@ class RegressionStratifiedSampler:
         )
 
 
+class RegressionBernoulliSampler:
+    """Bernoulli (Poisson) sampling in one round (seed 004): item x is included with
+    probability b(x), the water-filling solution (Alg. 3) for h(x) = sqrt(E ||Dg(R) l||^2)
+    under y ~ N(f, s^2) with the expected number of inclusions ``budget`` (uniform b without
+    a spread column); the included items are labelled in random order. R = (1/N) sum l / b
+    over the labelled items (Horvitz-Thompson) with the Poisson variance (1/N^2) sum
+    (1 - b) / b^2 l l'; while the round is in progress b is scaled by the share of its items
+    answered (they come in random order), as in ``estimate_bernoulli``."""
+
+    def __init__(self, pool: RegressionPool, measure: RegressionMeasure, rng=None, budget=None):
+        if budget is None:
+            raise ValueError("Bernoulli sampling plans its round from a label budget; give one.")
+        self.pool, self.measure = pool, measure
+        self.rng_ = np.random.default_rng(rng)
+        if pool.spread is None:
+            h = np.ones(pool.n_pool)
+        else:
+            h = np.sqrt(measure.second_moment(pool.prediction, pool.spread))
+            h = h if h.sum() > 0 else np.ones(pool.n_pool)
+        self.pi_ = water_fill(h, float(budget))
+        included = np.flatnonzero(self.rng_.random(pool.n_pool) < self.pi_)
+        self.order_ = self.rng_.permutation(included)
+        self._values: list[float] = []
+
+    @property
+    def n_labels(self) -> int:
+        return len(self._values)
+
+    @property
+    def finished(self) -> bool:
+        return self.n_labels >= len(self.order_)
+
+    def propose(self) -> Proposal:
+        if self.finished:
+            raise ValueError("every item of the round is labelled.")
+        item = int(self.order_[self.n_labels])
+        return Proposal(item, float(self.pi_[item]), 1.0 / float(self.pi_[item]))
+
+    def record(self, value: float) -> None:
+        self.propose()
+        self._values.append(checked_value(value))
+
+    def estimate(self, measure: RegressionMeasure | None = None) -> Estimate:
+        measure = measure or self.measure
+        items = self.order_[: self.n_labels]
+        if not len(items):
+            return estimate_is(np.zeros((0, measure.d)), np.zeros(0), np.zeros(0), 1, measure, 0)
+        share = self.n_labels / len(self.order_)
+        pi = self.pi_[items] * share
+        losses = measure.loss(self.pool.prediction[items], np.asarray(self._values))
+        losses = losses.reshape(len(items), measure.d)
+        N = self.pool.n_pool
+        risk = (losses / pi[:, None]).sum(axis=0) / N
+        factor = losses * (np.sqrt(1 - pi) / pi / N)[:, None]
+        return _from_risk(risk, measure, self.n_labels, self.n_labels, factor)
+
+
 def make_regression_sampler(
-    name: str, pool: RegressionPool, measure: RegressionMeasure, seed: int, epsilon: float = 0.1
+    name: str,
+    pool: RegressionPool,
+    measure: RegressionMeasure,
+    seed: int,
+    epsilon: float = 0.1,
+    budget: int | None = None,
 ):
     """``passive``, ``stratified``, ``is`` (Prop. 4's proposal from the model's own
-    uncertainty, mixed with the uniform distribution at share ``epsilon``) or ``ais``
-    (``RegressionAISSampler``)."""
+    uncertainty, mixed with the uniform distribution at share ``epsilon``), ``ais``
+    (``RegressionAISSampler``) or ``bernoulli`` (one round planned for ``budget``)."""
     if name == "passive":
         return RegressionImportanceSampler(pool, measure, np.ones(pool.n_pool), seed)
     if name == "stratified":
         return RegressionStratifiedSampler(pool, measure, seed)
     if name == "ais":
         return RegressionAISSampler(pool, measure, seed, epsilon)
+    if name == "bernoulli":
+        return RegressionBernoulliSampler(pool, measure, seed, budget)
     if name == "is":
         if pool.spread is None:
             raise ValueError(

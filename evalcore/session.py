@@ -23,6 +23,7 @@ from .estimators import Estimate, estimate
 from .measures import Measure
 from .pool import Pool
 from .regression import (
+    RegressionBernoulliSampler,
     RegressionPool,
     checked_value,
     get_regression_measure,
@@ -261,7 +262,7 @@ class Session:
         """The budget is used: distinct labels for the importance-sampling and stratified
         designs; for Bernoulli sampling all planned rounds (the budget is their expected size).
         """
-        if isinstance(self.sampler, BernoulliSampler):
+        if isinstance(self.sampler, BernoulliSampler | RegressionBernoulliSampler):
             return self.sampler.finished
         return self.budget is not None and self.n_labels >= self.budget
 

@@ -28,7 +28,12 @@ from .catalog import get_measure
 from .diagnostics import optimal_proposal, true_risk
 from .estimators import estimate
 from .pool import Pool
-from .regression import RegressionPool, get_regression_measure, make_regression_sampler
+from .regression import (
+    RegressionBernoulliSampler,
+    RegressionPool,
+    get_regression_measure,
+    make_regression_sampler,
+)
 from .regression import true_risk as regression_true_risk
 from .samplers import ImportanceSampler
 from .session import make_sampler
@@ -61,7 +66,9 @@ def run_once(
     """Run one sampler to ``budget`` labels with the true labels (values) as the oracle."""
     if isinstance(pool, RegressionPool):
         measure = get_regression_measure(measure_name)
-        sampler = make_regression_sampler(sampler_name, pool, measure, seed, **(options or {}))
+        sampler = make_regression_sampler(
+            sampler_name, pool, measure, seed, **_options(sampler_name, budget, options)
+        )
     else:
         measure = get_measure(measure_name, pool.n_classes)
         sampler = make_sampler(
@@ -94,7 +101,7 @@ def _options(sampler_name, budget, options):
 
 
 def _finished(sampler, budget) -> bool:
-    if isinstance(sampler, BernoulliSampler):
+    if isinstance(sampler, BernoulliSampler | RegressionBernoulliSampler):
         return sampler.finished
     return sampler.n_labels >= min(budget, sampler.pool.n_pool)
 

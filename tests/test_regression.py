@@ -237,7 +237,7 @@ def test_error_measures_have_log_scale_limits_and_r2_those_of_one_minus_r2():
         np.testing.assert_allclose([normal[0][0], normal[1][0]], [value - z * se, value + z * se])
 
 
-@pytest.mark.parametrize("sampler_name", ["passive", "stratified", "is", "ais"])
+@pytest.mark.parametrize("sampler_name", ["passive", "stratified", "is", "ais", "bernoulli"])
 def test_a_regression_session_replays_undoes_and_round_trips_to_the_identical_estimate(
     sampler_name,
 ):
@@ -255,7 +255,7 @@ def test_a_regression_session_replays_undoes_and_round_trips_to_the_identical_es
     assert loaded.log == session.log
     np.testing.assert_array_equal(loaded.estimate().value, session.estimate().value)
     shorter = ec.Session(pool, "mae", sampler_name, seed=4, budget=60, log=session.log[:41])
-    for _ in range(19):
+    while session.n_labels > 41:  # Bernoulli's round holds about 60 items, not exactly
         session.undo()  # from the checkpoints at 25 and 50 answers
     np.testing.assert_array_equal(session.estimate().value, shorter.estimate().value)
     # sample reuse: the same answers estimate the MSE
@@ -322,3 +322,23 @@ def test_a_suspicious_regression_pool_is_named_in_plain_words():
     sampler = rg.make_regression_sampler("is", pool, rg.get_regression_measure("mae"), 0)
     np.testing.assert_allclose(sampler.q, 1 / 3)  # nothing to go on: uniform
     assert rg.regression_warnings(heavy_tailed_pool(50)) == []
+
+
+def test_bernoulli_sampling_is_unbiased_and_plans_its_budget():
+    pool = heavy_tailed_pool(3000, seed=3)
+    measure = rg.get_regression_measure("mse")
+    values, sizes = [], []
+    for seed in range(300):
+        sampler = rg.make_regression_sampler("bernoulli", pool, measure, seed, budget=150)
+        assert sampler.pi_.sum() == pytest.approx(150)
+        assert sampler.pi_[pool.spread == 15].min() > sampler.pi_[pool.spread == 2].max()
+        while not sampler.finished:
+            sampler.record(pool.y_true[sampler.propose().item])
+        values.append(sampler.estimate().value[0])
+        sizes.append(sampler.n_labels)
+    values = np.asarray(values)
+    assert abs(np.mean(sizes) - 150) < 3 * np.std(sizes) / np.sqrt(300)
+    standard_error = values.std(ddof=1) / np.sqrt(len(values))
+    assert abs(values.mean() - truth(pool, "mse")) < 3.5 * standard_error
+    with pytest.raises(ValueError, match="give one"):
+        rg.make_regression_sampler("bernoulli", pool, measure, 0)
