@@ -1,5 +1,5 @@
-"""Regression pools and measures (seed 003, Table 2), estimated by passive, stratified and
-static importance sampling.
+"""Regression pools and measures (seed 003, Table 2), estimated by passive, stratified,
+static and adaptive importance sampling and Bernoulli sampling.
 
 A regression pool has a numeric prediction f(x) per item, optionally the model's own
 uncertainty s(x) (a predicted standard deviation) and optionally the true value y (which
@@ -182,15 +182,17 @@ class RegressionMeasure(Measure):
 
     def model_risk(self, prediction: np.ndarray, spread: np.ndarray) -> np.ndarray:
         """R = (1/N) sum_x E[l(x, y)] for y | x ~ N(f(x), s(x)^2), (d,)."""
-        return np.mean(self._expected(prediction, spread, lambda loss: loss), axis=0)
+        return np.mean(self.normal_expectation(prediction, spread, lambda loss: loss), axis=0)
 
     def second_moment(self, prediction: np.ndarray, spread: np.ndarray) -> np.ndarray:
         """E[||Dg(R) l(x, y)||^2] per item (N,) for y | x ~ N(f(x), s(x)^2), R = model_risk:
         the square of Prop. 4's proposal for a deterministic oracle (seed 003)."""
         J = self.dense_jacobian(self.model_risk(prediction, spread))
-        return self._expected(prediction, spread, lambda loss: np.sum((loss @ J.T) ** 2, axis=1))
+        return self.normal_expectation(
+            prediction, spread, lambda loss: np.sum((loss @ J.T) ** 2, axis=1)
+        )
 
-    def _expected(self, prediction, spread, function, shift=0.0) -> np.ndarray:
+    def normal_expectation(self, prediction, spread, function, shift=0.0) -> np.ndarray:
         """E[function(l(x, y))] per item for y ~ N(prediction + shift, spread^2)."""
         total = 0.0
         for node, weight in zip(_NODES, _WEIGHTS, strict=True):
@@ -442,7 +444,7 @@ class RegressionAISSampler(RegressionImportanceSampler):
         expected = self._cell_expected_losses(size, sum_f, sum_f2, mu, v)
         risk = expected.sum(axis=0) / self.pool.n_pool
         J = self.measure.dense_jacobian(risk)
-        second = self.measure._expected(
+        second = self.measure.normal_expectation(
             mean_f, np.sqrt(v), lambda loss: np.sum((loss @ J.T) ** 2, axis=1), shift=mu
         )
         optimal = size * np.sqrt(np.maximum(second, 0.0))
@@ -460,7 +462,7 @@ class RegressionAISSampler(RegressionImportanceSampler):
             sum_y = sum_f + size * mu
             sum_y2 = sum_f2 + 2 * mu * sum_f + size * (mu**2 + v)
             return np.stack([size * (mu**2 + v), sum_y, sum_y2], axis=1)
-        mean_error = self.measure._expected(
+        mean_error = self.measure.normal_expectation(
             np.zeros_like(mu), np.sqrt(v), lambda loss: loss, shift=mu
         )
         return size[:, None] * mean_error
