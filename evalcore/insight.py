@@ -14,7 +14,7 @@ from .estimators import estimate
 from .measures import MeasureError
 from .pr_curve import PRCurve
 from .samplers import ImportanceSampler
-from .session import Session
+from .session import CHECKPOINT_EVERY, Session
 from .stratified import StratifiedSampler
 
 __all__ = [
@@ -126,8 +126,9 @@ class Trace:
     def extend(self, log: list[tuple[int, int]]) -> bool:
         """Trace the answers of ``log`` after those traced. Traced answers that ``log`` does
         not have (an undo, another window's answers) are forgotten first when the replay has
-        a checkpoint before them (``Session.rewind``); False (nothing done) when that would
-        be a replay from the seed."""
+        a checkpoint before them (``Session.rewind``; the replay keeps one at the log's last
+        two checkpoint positions); False (nothing done) when that would be a replay from the
+        seed."""
         shared = 0
         for old, new in zip(self.log, log, strict=False):
             if old != new:
@@ -135,8 +136,13 @@ class Trace:
             shared += 1
         if shared < len(self.log) and not self._rewind(shared):
             return False
-        for item, label in log[len(self.log) :]:
-            self.replay.record(item, label, checkpoint=False)
+        # copies of the sampler at the log's last two checkpoint positions only, so that a
+        # later undo rewinds from there (a copy at every one would slow a long replay)
+        last = len(log) - len(log) % CHECKPOINT_EVERY
+        wanted = {last, last - CHECKPOINT_EVERY}
+        for position in range(len(self.log), len(log)):
+            item, label = log[position]
+            self.replay.record(item, label, checkpoint=position + 1 in wanted)
             self._observe()
         return True
 

@@ -574,6 +574,27 @@ def test_coming_back_to_convergence_traces_only_the_new_answers(monkeypatch):
     assert len(at.get("plotly_chart")) >= 3
 
 
+def test_coming_back_to_convergence_after_undos_rewinds_the_trace_instead_of_replaying(
+    monkeypatch,
+):
+    at = labelled_session(budget=60, clicks=3)  # 30 answers: a checkpoint at 25
+    at.switch_page("views/convergence_page.py").run()  # traced in the worker, from the seed
+    assert not at.exception, at.exception
+    at.switch_page("views/label_page.py").run()
+    at.button(key="undo").click().run()
+    at.button(key="undo").click().run()
+    assert progress(at) == "28 of 60 labels"
+
+    def no_replay(self):
+        raise AssertionError("replayed from the seed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ec.Session, "_rebuild", no_replay)
+        at.switch_page("views/convergence_page.py").run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 4 and not at.info
+
+
 def test_a_slow_replay_shows_the_estimate_at_once_and_the_diagnostics_when_done(monkeypatch):
     from evalcore import insight
     from views import common

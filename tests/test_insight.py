@@ -162,9 +162,14 @@ def test_a_trace_extended_answer_by_answer_equals_one_from_the_whole_log(ais):
         part = builder.table()
         assert part.n_labels.iloc[-1] == end
     pd.testing.assert_frame_equal(builder.table(), whole)
-    undone = ais.log[:30] + [(ais.log[30][0], 1 - ais.log[30][1])]
-    assert not builder.extend(undone)  # not a continuation: nothing traced
+    changed = ais.log[:10] + [(ais.log[10][0], 1 - ais.log[10][1])]
+    assert not builder.extend(changed)  # differs before every checkpoint: nothing traced
     assert len(builder.log) == 60
+    undone = ais.log[:30] + [(ais.log[30][0], 1 - ais.log[30][1])]
+    assert builder.extend(undone)  # rewinds to the replay's checkpoint at 25 answers
+    fresh = insight.Trace(ais, 0.9, stride=5)
+    fresh.extend(undone)
+    pd.testing.assert_frame_equal(builder.table(), fresh.table())
 
 
 def test_a_trace_following_a_sessions_replay_equals_a_trace_of_its_own(pool, ais):
