@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from . import regression
 from .catalog import MEASURE_DEFINITIONS, get_measure
 from .measures import MeasureError
 from .pool import (
@@ -53,10 +54,8 @@ MEASURE_HELP = {  # the names --measure takes, with the parameterised ones spell
     "pr_curve:<thresholds>": MEASURE_DEFINITIONS["pr_curve"],
 }
 REGRESSION_HELP = {  # regression pools: a numeric prediction and a numeric true value
-    "mae": "Regression: the mean of |y − f|, as scikit-learn's mean_absolute_error.",
-    "mse": "Regression: the mean of (y − f)², as scikit-learn's mean_squared_error.",
-    "rmse": "Regression: √MSE, as scikit-learn's root_mean_squared_error.",
-    "r2": "Regression: 1 − MSE / Var(y), as scikit-learn's r2_score.",
+    name: f"Regression: {text[0].lower()}{text[1:]}"
+    for name, text in regression.MEASURE_DEFINITIONS.items()
 }
 REGRESSION_SAMPLERS = ("passive", "stratified", "is", "ais", "bernoulli")
 _SPREAD_NAMES = ("spread", "sd", "std", "sigma", "uncertainty")

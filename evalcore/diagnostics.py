@@ -6,6 +6,7 @@ import numpy as np
 
 from .measures import Measure
 from .pool import Pool
+from .regression import RegressionPool
 
 __all__ = ["kl_divergence", "optimal_proposal", "effective_sample_size", "true_risk"]
 
@@ -19,10 +20,12 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
     return float(np.sum(p[support] * np.log(p[support] / q[support])))
 
 
-def true_risk(pool: Pool, measure: Measure) -> np.ndarray:
-    """R on the whole pool from its true labels, shape ``(d,)``."""
+def true_risk(pool: Pool | RegressionPool, measure: Measure) -> np.ndarray:
+    """R on the whole pool from its true labels (values), shape ``(d,)``."""
     if pool.y_true is None:
         raise ValueError("the pool has no true-label column.")
+    if isinstance(pool, RegressionPool):
+        return measure.loss(pool.prediction, pool.y_true).mean(axis=0)
     codes = measure.codes(pool)
     mass = np.zeros((measure.n_codes(pool), pool.n_classes))
     np.add.at(mass, (codes, pool.y_true), 1.0)

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 
 from .bernoulli import BernoulliSampler
-from .catalog import get_measure
 from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal, true_risk
 from .estimators import estimate
 from .measures import MeasureError
 from .pr_curve import PRCurve
+from .regression import REGRESSION_MEASURES
 from .samplers import ImportanceSampler
 from .session import CHECKPOINT_EVERY, Session
 from .stratified import StratifiedSampler
@@ -206,6 +206,8 @@ def design_weights(session: Session) -> np.ndarray:
     """The weight of every observation in the current estimate: p/q per draw (importance
     sampling), 1/pi per sampled item (Bernoulli), N_h/n_h per labelled item (stratified)."""
     sampler = session.sampler
+    if session.regression:
+        return sampler.design_weights()
     if isinstance(sampler, ImportanceSampler):
         draws = sampler.draws()
         return np.repeat(draws.weight, draws.count)
@@ -229,12 +231,14 @@ def _bernoulli_pi(sampler: BernoulliSampler) -> np.ndarray:
 def measure_table(session: Session, confidence_level: float = 0.95) -> pd.DataFrame:
     """Every applicable scalar measure re-estimated from the session's answers (sample
     reuse, seed 003 Sec. 3.3.1): measure, component, estimate, ci_low, ci_high, note."""
-    names = BINARY_MEASURES if session.pool.n_classes == 2 else MULTICLASS_MEASURES
+    if session.regression:
+        names = tuple(REGRESSION_MEASURES)
+    else:
+        names = BINARY_MEASURES if session.pool.n_classes == 2 else MULTICLASS_MEASURES
     rows = []
     for name in names:
         try:
-            measure = get_measure(name, session.pool.n_classes)
-            est = estimate(session.sampler, measure)
+            est = session.estimate(name)
         except MeasureError as error:
             rows.append({"measure": name, "component": name, "note": str(error)})
             continue
@@ -343,12 +347,14 @@ def answer_log(session: Session, answered: list[str] | None = None) -> pd.DataFr
     answered (time, when given)."""
     pool, sampler = session.pool, session.sampler
     items = np.array([item for item, _ in session.log], dtype=np.int64)
-    labels = np.array([label for _, label in session.log], dtype=np.int64)
+    labels = [label for _, label in session.log]
     n = len(items)
     q = np.full(n, np.nan)
     pi = np.full(n, np.nan)
     weight = np.full(n, np.nan)
-    if isinstance(sampler, ImportanceSampler):
+    if session.regression:
+        weight = sampler.answer_weights()
+    elif isinstance(sampler, ImportanceSampler):
         draws = sampler.draws()
         asked = _answer_draws(draws.items, items, sampler.deterministic)
         q, weight = draws.q[asked], draws.weight[asked]
@@ -361,7 +367,7 @@ def answer_log(session: Session, answered: list[str] | None = None) -> pd.DataFr
         {
             "position": np.arange(1, n + 1),
             "item_id": pool.ids[items] if n else [],
-            "label": [pool.classes[code] for code in labels],
+            "label": labels if session.regression else [pool.classes[c] for c in labels],
             "proposal_probability": q,
             "inclusion_probability": pi,
             "weight": weight,

@@ -49,12 +49,14 @@ __all__ = [
     "RegressionMapping",
     "RegressionPool",
     "regression_warnings",
+    "detect_regression_mapping",
     "RegressionMeasure",
     "MeanAbsoluteError",
     "MeanSquaredError",
     "RootMeanSquaredError",
     "CoefficientOfDetermination",
     "REGRESSION_MEASURES",
+    "MEASURE_DEFINITIONS",
     "get_regression_measure",
     "true_risk",
     "RegressionImportanceSampler",
@@ -127,6 +129,37 @@ class RegressionPool:
             )
         shown = frame[[_column(frame, c).name for c in content]].astype(str) if content else None
         return cls(ids, values["prediction"], values.get("spread"), values.get("y_true"), shown)
+
+
+_PREDICTION_NAMES = ("pred", "prediction", "y_pred", "predicted", "estimate")
+_TRUTH_NAMES = ("label", "y_true", "truth", "target", "actual", "true_value")
+_SPREAD_NAMES = ("sd", "std", "spread", "sigma", "uncertainty")
+_ID_NAMES = ("item_id", "id", "uid", "key")
+
+
+def detect_regression_mapping(frame: pd.DataFrame) -> RegressionMapping:
+    """The columns a regression table's names suggest: the prediction, the true value, the
+    spread and the id by their usual names, every other text column as content."""
+
+    def find(names):
+        return next((str(c) for c in frame.columns if str(c).lower() in names), None)
+
+    prediction = find(_PREDICTION_NAMES)
+    if prediction is None:
+        raise PoolValidationError(
+            "no prediction column is recognised.",
+            f"name it one of {', '.join(_PREDICTION_NAMES)}, or choose it.",
+        )
+    mapping = RegressionMapping(
+        prediction, find(_TRUTH_NAMES), find(_SPREAD_NAMES), find(_ID_NAMES)
+    )
+    used = {mapping.prediction, mapping.label, mapping.spread, mapping.id}
+    content = tuple(
+        str(c)
+        for c in frame.columns
+        if str(c) not in used and not pd.api.types.is_numeric_dtype(frame[c])
+    )
+    return RegressionMapping(mapping.prediction, mapping.label, mapping.spread, mapping.id, content)
 
 
 def regression_warnings(pool: RegressionPool) -> list[str]:
@@ -259,6 +292,12 @@ class CoefficientOfDetermination(RegressionMeasure):
         return None if R[2] - R[1] ** 2 > 0 else "the true values seen so far do not vary"
 
 
+MEASURE_DEFINITIONS = {  # one line each, as the set-up page and --help show them
+    "mae": "The mean of |y − f| over items, as scikit-learn's mean_absolute_error.",
+    "mse": "The mean of (y − f)² over items, as scikit-learn's mean_squared_error.",
+    "rmse": "√MSE, as scikit-learn's root_mean_squared_error.",
+    "r2": "1 − MSE / Var(y), as scikit-learn's r2_score.",
+}
 REGRESSION_MEASURES = {
     "mae": MeanAbsoluteError,
     "mse": MeanSquaredError,
@@ -344,6 +383,17 @@ class RegressionImportanceSampler:
     def pmf_of(self, items: np.ndarray) -> np.ndarray:
         """The current proposal's probability of ``items``."""
         return self.q[items]
+
+    def design_weights(self) -> np.ndarray:
+        """p / q of every draw, reused answers included."""
+        return np.array([1.0 / (self.pool.n_pool * q) for _, q in self._drawn])
+
+    def answer_weights(self) -> np.ndarray:
+        """p / q of the draw that asked each answer, in answer order."""
+        asked = {}
+        for item, q in self._drawn:
+            asked.setdefault(item, q)
+        return np.array([1.0 / (self.pool.n_pool * asked[item]) for item in self.answers_])
 
     def estimate(self, measure: RegressionMeasure | None = None) -> Estimate:
         """The estimate of the sampler's measure, or of another one from the same draws
@@ -524,6 +574,13 @@ class RegressionStratifiedSampler:
         self._taken[self.stratum_[item]] += 1
         self._items.append(item)
 
+    def design_weights(self) -> np.ndarray:
+        """N_h / n_h of each labelled item, in answer order."""
+        strata = self.stratum_[np.asarray(self._items, dtype=np.int64)]
+        return self.stratum_size_[strata] / np.bincount(strata)[strata]
+
+    answer_weights = design_weights
+
     def estimate(self, measure: RegressionMeasure | None = None) -> Estimate:
         """The estimate of the sampler's measure, or of another one (sample reuse)."""
         measure = measure or self.measure
@@ -575,6 +632,12 @@ class RegressionBernoulliSampler:
     def record(self, value: float) -> None:
         self.propose()
         self._values.append(checked_value(value))
+
+    def design_weights(self) -> np.ndarray:
+        """1 / b of each answered item, in answer order."""
+        return 1.0 / self.pi_[self.order_[: self.n_labels]]
+
+    answer_weights = design_weights
 
     def estimate(self, measure: RegressionMeasure | None = None) -> Estimate:
         measure = measure or self.measure

@@ -5,7 +5,11 @@ All three have a true-label column so the oracle can be simulated:
 * products.csv: 2,000 pairs of product records, ~4% matches, with readable record text (an
   entity-resolution task, so labelling is meaningful in a demo);
 * needle.csv.gz: 60,000 items with 12 positives (1 in 5,000), scores only;
-* sentiment3.csv: 1,500 short texts in three classes with one score column per class.
+* sentiment3.csv: 1,500 short texts in three classes with one score column per class;
+* deliveries.csv: 3,000 delivery-time predictions (minutes) from a regression model with its
+  own standard deviation, and the true times: errors of a few minutes, except on the longest
+  routes (a tenth of them), where they are heavy-tailed (Student t, 3 degrees of freedom,
+  scale 20 minutes) and the model says only that it is less sure (sd 15 against 2).
 """
 
 from pathlib import Path
@@ -133,7 +137,26 @@ def sentiment3(n=1500, seed=3):
     return frame
 
 
+def deliveries(n=3000, seed=4):
+    rng = np.random.default_rng(seed)
+    towns = ["Arden", "Brill", "Colne", "Dunmore", "Elstow", "Fenwick", "Garth", "Holme"]
+    pred = rng.uniform(10, 110, n).round(1)
+    long_route = pred > 100
+    error = np.where(long_route, 20 * rng.standard_t(3, n), rng.normal(0, 2, n))
+    start, end = rng.integers(len(towns), size=(2, n))
+    return pd.DataFrame(
+        {
+            "item_id": [f"D{i:05d}" for i in range(n)],
+            "route": [f"{towns[a]} to {towns[b]}" for a, b in zip(start, end, strict=True)],
+            "pred": pred,
+            "sd": np.where(long_route, 15.0, 2.0),
+            "label": np.maximum(pred + error, 1.0).round(1),
+        }
+    )
+
+
 if __name__ == "__main__":
     products().to_csv(HERE / "products.csv", index=False)
     needle().to_csv(HERE / "needle.csv.gz", index=False)
     sentiment3().to_csv(HERE / "sentiment3.csv", index=False)
+    deliveries().to_csv(HERE / "deliveries.csv", index=False)

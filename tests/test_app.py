@@ -672,3 +672,51 @@ def test_the_sparkline_rows_from_a_trace_are_the_sessions_history_where_undefine
     assert np.isnan(expected[0]).sum() == 3  # undefined: no estimate, no interval
     rows = common.sparkline_rows(insight.trace(session, 0.95, max_points=12))
     np.testing.assert_array_equal(np.array(rows, float), expected)
+
+
+def test_a_regression_session_from_the_built_in_demo_through_every_page():
+    at = opened_sample("deliveries.csv")
+    assert at.selectbox(key="setup_measure").value == "mae"
+    assert at.selectbox(key="setup_sampler").value == "ais"
+    captions = " ".join(c.value for c in at.caption)
+    assert "numeric predictions with the model's own uncertainty" in captions
+    assert "scikit-learn's mean_absolute_error" in captions
+    at.number_input(key="setup_budget").set_value(40)
+    at.button(key="start").click().run()
+    assert not at.exception, at.exception
+    assert not any(b.key and b.key.startswith("label_") for b in at.button)  # a number field
+    field = at.text_input[0]
+    item = field.key.removeprefix("value_")
+    field.set_value("**12** minutes")
+    at.button(key=f"FormSubmitter:answer_{item}-Save answer").click().run()
+    assert not at.exception, at.exception
+    assert "is not a number" in errors(at) and "\\*\\*12\\*\\*" in errors(at)  # as text
+    assert progress(at) == "0 of 40 labels"
+    at.text_input[0].set_value("42.5")
+    at.button(key=f"FormSubmitter:answer_{item}-Save answer").click().run()
+    assert progress(at) == "1 of 40 labels"
+    session_id = at.query_params["session"]
+    from views import common
+
+    assert common.store().answers(session_id)[0][1] == 42.5
+    undo_button(at).click().run()
+    assert progress(at) == "0 of 40 labels" and common.store().answers(session_id) == []
+    at.button(key="auto").click().run()  # 10 answers from the true values
+    assert progress(at) == "10 of 40 labels"
+    assert at.metric[0].label == "Estimated Mean absolute error"
+    for page in ("convergence_page", "measures_page", "export_page", "pr_explorer_page"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+    assert at.info[0].value.startswith("The precision-recall curve is for classifiers")
+
+
+def test_a_regression_table_upload_is_detected_and_checked():
+    rows = "".join(f"{i},{i * 1.5},{2.0},{i * 1.5 + (i % 3)}\n" for i in range(50))
+    at = upload(("id,prediction,sd,target\n" + rows + "50,oops,1,2\n").encode())
+    assert at.radio(key=next(r.key for r in at.radio)).value.startswith("A regression model")
+    assert "not numbers" in errors(at) and "rows 50" in errors(at)
+    fixed = upload(("id,prediction,sd,target\n" + rows).encode())
+    assert not fixed.error
+    fixed.button(key="use_upload").click().run()
+    assert not fixed.exception, fixed.exception
+    assert fixed.selectbox(key="setup_measure").value == "mae"

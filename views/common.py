@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import evalcore as ec
-from evalcore import figures, insight
+from evalcore import figures, insight, regression
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {
@@ -31,6 +31,13 @@ SAMPLES = {
     "sentiment3.csv": (
         "Three-class sentiment",
         "1,500 short reviews, negative / neutral / positive, one score per class.",
+    ),
+}
+REGRESSION_SAMPLES = {
+    "deliveries.csv": (
+        "Delivery times (regression)",
+        "3,000 predicted delivery times in minutes with the model's own uncertainty; the "
+        "errors are heavy-tailed on the longest routes.",
     ),
 }
 SAMPLER_LABELS = {
@@ -57,7 +64,13 @@ MEASURE_LABELS = {
     "macro_f1_harmonic": "Macro F1, harmonic mean of macro precision and recall",
     "micro_f1": "Micro-averaged F1",
     "per_class_recall": "Recall of every class",
+    "mae": "Mean absolute error",
+    "mse": "Mean squared error",
+    "rmse": "Root mean squared error",
+    "r2": "Coefficient of determination (R²)",
 }
+REGRESSION_MEASURES = ["mae", "rmse", "mse", "r2"]
+REGRESSION_SAMPLERS = ["ais", "is", "bernoulli", "stratified", "passive"]
 BINARY_MEASURES = [
     "f1",
     "fbeta",
@@ -139,7 +152,7 @@ def figure_files(session: ec.Session, trace: pd.DataFrame, pool_name: str, level
         built["proposal-kl"] = figures.kl_figure(trace)  # Bernoulli sampling has no proposal
     built["effective-sample-size"] = figures.ess_figure(trace)
     built["weights"] = figures.weights_figure(insight.design_weights(session))
-    if session.pool.n_classes == 2:
+    if not session.regression and session.pool.n_classes == 2:
         truth = insight.true_pr_curve(session, 100) if session.pool.y_true is not None else None
         samples = insight.bootstrap_pr_curves(session, 100, n_curves=30, seed=0)
         curve = insight.pr_curve_table(session, 100, level)
@@ -151,12 +164,40 @@ def figure_files(session: ec.Session, trace: pd.DataFrame, pool_name: str, level
     return {key: figures.to_html(figures.titled(figure, context)) for key, figure in built.items()}
 
 
+def is_regression(pool) -> bool:
+    return isinstance(pool, regression.RegressionPool)
+
+
 def measure_choices(pool: ec.Pool) -> list[str]:
+    if is_regression(pool):
+        return REGRESSION_MEASURES
     return BINARY_MEASURES if pool.n_classes == 2 else MULTICLASS_MEASURES
+
+
+def regression_sampler_uses(sampler_name: str, pool) -> str:
+    """One line: what a regression sampler draws on."""
+    spread = pool.spread is not None
+    uses = {
+        "ais": "Learns where the errors are large from your answers"
+        + (", starting from the model's own uncertainty." if spread else "."),
+        "is": "Uses the model's own uncertainty as given; your answers never change its proposal."
+        if spread
+        else "Needs the model's own uncertainty (a spread column); this pool has none.",
+        "bernoulli": "Includes each item with a probability from the model's own uncertainty."
+        if spread
+        else "Includes every item with the same probability (this pool has no spread).",
+        "stratified": "Uses the "
+        + ("model's uncertainty" if spread else "predictions")
+        + " for its strata (equal ranges by the CSF rule).",
+        "passive": "Uses nothing from the model: every item is equally likely.",
+    }
+    return uses[sampler_name]
 
 
 def sampler_uses(sampler_name: str, pool: ec.Pool) -> str:
     """One line: which of the classifier's outputs the sampler draws on."""
+    if is_regression(pool):
+        return regression_sampler_uses(sampler_name, pool)
     probabilities = "the classifier's probabilities (the probability column, or expit(score))"
     if pool.n_classes != 2:
         probabilities = "the classifier's class probabilities"
@@ -179,6 +220,8 @@ def sampler_uses(sampler_name: str, pool: ec.Pool) -> str:
 
 
 def sampler_choices(pool: ec.Pool) -> list[str]:
+    if is_regression(pool):
+        return [n for n in REGRESSION_SAMPLERS if n != "is" or pool.spread is not None]
     return [name for name in SAMPLER_LABELS if pool.n_classes == 2 or name != "oasis"]
 
 

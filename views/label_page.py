@@ -208,9 +208,45 @@ def auto_label(count: int) -> None:
         if opened is None or opened[0].done:
             return
         session = opened[0]
-        save_answer(int(session.pool.y_true[session.next_item().item]))
+        truth = session.pool.y_true[session.next_item().item]
+        save_answer(float(truth) if session.regression else int(truth))
         if "flash" in st.session_state:
             return
+
+
+def save_typed_value(item: int, shown_log: str) -> None:
+    """The value typed for a regression item: saved when it is a number, else said why."""
+    text = str(st.session_state.get(f"value_{item}", "")).strip()
+    try:
+        value = ec.regression.checked_value(text)
+    except ValueError:
+        shown = common.plain(text if len(text) <= 40 else text[:40] + "…")  # typed: as text
+        st.session_state.flash = (
+            f"“{shown}” is not a number: type the true value in digits with a decimal point "
+            "(e.g. 42.5). Nothing was saved."
+            if text
+            else "Type the true value first. Nothing was saved."
+        )
+        return
+    save_answer(value, item, shown_log)
+
+
+def value_field(item: int, shown_log: str) -> None:
+    """A regression answer: a number field in a form, so that Enter submits."""
+    with st.form(key=f"answer_{item}", border=False, enter_to_submit=True):
+        st.text_input(
+            "True value",
+            key=f"value_{item}",
+            placeholder="a number, e.g. 42.5",
+            help="Press Enter to save it; the undo button (or u outside the field) takes "
+            "the last answer back.",
+        )
+        st.form_submit_button(
+            "Save answer",
+            type="primary",
+            on_click=save_typed_value,
+            args=(item, shown_log),
+        )
 
 
 def show_item(session: ec.Session, item: int, show_model: bool) -> None:
@@ -227,7 +263,10 @@ def show_item(session: ec.Session, item: int, show_model: bool) -> None:
                     st.text(f"{column}: {value}")
     else:
         st.caption("This pool has no content columns; the item is known by its id only.")
-    if show_model:
+    if show_model and session.regression:
+        spread = "" if pool.spread is None else f" (its own SD {pool.spread[item]:.3g})"
+        st.caption(f"Model: predicted {pool.prediction[item]:.4g}{spread}")
+    elif show_model:
         score = pool.scores[item]
         shown = f"{score:.4g}" if np.ndim(score) == 0 else ", ".join(f"{s:.3g}" for s in score)
         st.caption(
@@ -308,6 +347,9 @@ def labelling() -> None:
         else:
             proposal = session.next_item()
             show_item(session, proposal.item, st.session_state.get("show_model", False))
+            if session.regression:
+                value_field(proposal.item, shown_log)
+        if not session.done and not session.regression:
             buttons = st.columns(min(session.pool.n_classes, 6))
             for code in range(session.pool.n_classes):
                 # Streamlit shows the shortcut key on the button itself.

@@ -13,6 +13,12 @@ session_id, session, record = common.require_session()
 st.caption(
     f"{common.describe(session.measure_name, session.sampler_name)} · session `{session_id}`"
 )
+if session.regression:
+    st.info(
+        "The precision-recall curve is for classifiers; this session evaluates a regression "
+        "model (see Convergence and All measures)."
+    )
+    st.stop()
 if session.pool.n_classes != 2:
     st.info(
         "The precision-recall curve is defined for binary pools; this pool has "

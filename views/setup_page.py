@@ -19,10 +19,13 @@ except (ec.StoreError, ec.PoolValidationError) as error:
     st.error(common.plain(error))
     st.stop()
 
-st.caption(
-    f"Pool: **{common.plain(pool_name)}**, {pool.n_pool:,} items, classes "
-    f"{', '.join(common.plain(c) for c in pool.classes)}."
-)
+regressing = common.is_regression(pool)
+if regressing:
+    spread = "with" if pool.spread is not None else "without"
+    kind = f"numeric predictions {spread} the model's own uncertainty"
+else:
+    kind = f"classes {', '.join(common.plain(c) for c in pool.classes)}"
+st.caption(f"Pool: **{common.plain(pool_name)}**, {pool.n_pool:,} items, {kind}.")
 
 left, right = st.columns(2)
 with left:
@@ -32,7 +35,8 @@ with left:
         format_func=common.MEASURE_LABELS.get,
         key="setup_measure",
     )
-    st.caption(ec.MEASURE_DEFINITIONS[measure])
+    definitions = ec.regression.MEASURE_DEFINITIONS if regressing else ec.MEASURE_DEFINITIONS
+    st.caption(definitions[measure])
     measure_name = measure
     if measure == "fbeta":
         beta = st.number_input(
@@ -51,13 +55,15 @@ with left:
         "labels under class imbalance. Bernoulli sampling labels in rounds.",
     )
     st.caption(common.sampler_uses(sampler, pool))
-    oracle = st.radio(
-        "Your answers are",
-        ["final (deterministic)", "possibly inconsistent on repeat (stochastic)"],
-        horizontal=True,
-        key="setup_oracle",
-        help="Deterministic: an item is never asked twice; its answer is reused.",
-    )
+    oracle = "final"
+    if not regressing:  # a regression answer is a measured value: final
+        oracle = st.radio(
+            "Your answers are",
+            ["final (deterministic)", "possibly inconsistent on repeat (stochastic)"],
+            horizontal=True,
+            key="setup_oracle",
+            help="Deterministic: an item is never asked twice; its answer is reused.",
+        )
 with right:
     budget = st.number_input(
         "Label budget", 1, pool.n_pool, min(500, pool.n_pool), 10, key="setup_budget"
@@ -69,7 +75,12 @@ with right:
 
 options: dict = {}
 with st.expander("Advanced options"):
-    if sampler in ("ais", "bernoulli"):
+    if regressing:
+        st.caption(
+            "Regression samplers run with their documented defaults (a uniform floor of 0.1 "
+            "for importance sampling, 10 strata, one Bernoulli round planned for the budget)."
+        )
+    elif sampler in ("ais", "bernoulli"):
         fitting = ec.strata.fitting_depth(pool.n_pool)
         depth = st.number_input(
             "Tree depth", 1, 16, fitting, 1, help="Depth 1 is a flat partition."
@@ -77,12 +88,12 @@ with st.expander("Advanced options"):
         branching = st.number_input("Branching factor", 2, 1024, 2, 1)
         options.update(depth=int(depth), branching=int(branching))
         st.caption(f"{int(branching) ** int(depth):,} blocks by the CSF rule on the scores.")
-    if sampler in ("ais", "is"):
+    if sampler in ("ais", "is") and not regressing:
         epsilon = st.number_input(
             "epsilon (floor of the proposal)", 1e-9, 0.5, 1e-3, format="%.0e", step=1e-4
         )
         options["epsilon"] = float(epsilon)
-    if sampler in ("stratified", "neyman", "oasis"):
+    if sampler in ("stratified", "neyman", "oasis") and not regressing:
         n_strata = st.number_input(
             "Number of strata",
             2,
@@ -91,7 +102,7 @@ with st.expander("Advanced options"):
             1,
         )
         options["n_strata"] = int(n_strata)
-    if sampler == "bernoulli":
+    if sampler == "bernoulli" and not regressing:
         options["round_size"] = int(st.number_input("Expected labels per round", 1, 1000, 50, 1))
     if sampler == "passive":
         st.caption("Passive sampling has no options.")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 import evalcore as ec
-from evalcore import figures
+from evalcore import figures, regression
 from views import common
 
 st.title("Label-efficient evaluation")
@@ -18,13 +20,20 @@ st.write(
 )
 
 
-def open_pool(name: str, file_name: str, data: bytes, mapping: ec.ColumnMapping) -> None:
-    """Validate, store and select a pool, then go to the set-up page."""
+def open_pool(name: str, file_name: str, data: bytes, mapping) -> None:
+    """Validate, store and select a pool (a ``ColumnMapping`` or a regression one), then go
+    to the set-up page."""
     frame = ec.frame_from_bytes(data, file_name)
-    ec.Pool.from_dataframe(frame, mapping)  # raises PoolValidationError
+    pool_from(frame, mapping)  # raises PoolValidationError
     key = common.store().save_pool(name, file_name, data, mapping)
     st.session_state.pool_key = key
     st.switch_page("views/setup_page.py")
+
+
+def pool_from(frame, mapping):
+    if isinstance(mapping, regression.RegressionMapping):
+        return regression.RegressionPool.from_dataframe(frame, **dataclasses.asdict(mapping))
+    return ec.Pool.from_dataframe(frame, mapping)
 
 
 # -- saved sessions --------------------------------------------------------------------
@@ -71,22 +80,30 @@ if saved:
 
 # -- built-in pools --------------------------------------------------------------------
 st.subheader("Try a built-in pool")
-columns = st.columns(len(common.SAMPLES))
-for column, (file_name, (title, description)) in zip(columns, common.SAMPLES.items(), strict=True):
+samples = {**common.SAMPLES, **common.REGRESSION_SAMPLES}
+columns = st.columns(len(samples))
+for column, (file_name, (title, description)) in zip(columns, samples.items(), strict=True):
     with column.container(border=True):
         st.markdown(f"**{title}**")
         st.caption(description)
         if st.button("Open", key=f"sample_{file_name}", type="primary"):
             path = common.SAMPLE_DIR / file_name
             data = path.read_bytes()
-            open_pool(title, file_name, data, ec.detect_mapping(ec.read_table(path)))
+            detect = (
+                regression.detect_regression_mapping
+                if file_name in common.REGRESSION_SAMPLES
+                else ec.detect_mapping
+            )
+            open_pool(title, file_name, data, detect(ec.read_table(path)))
 
 # -- upload ----------------------------------------------------------------------------
-st.subheader("Or upload your classifier's outputs")
+st.subheader("Or upload your model's outputs")
 st.caption(
     "CSV, CSV.gz or Parquet, one row per pool item: an id, a score (or one score column per "
     "class), optionally the predicted label, the classifier's probability, content to show "
-    "while labelling, and a true-label column (which enables simulated labelling)."
+    "while labelling, and a true-label column (which enables simulated labelling). For a "
+    "regression model: the numeric prediction, optionally its own standard deviation and the "
+    "true value."
 )
 upload = st.file_uploader("Pool file", key="upload")  # any name: the content decides
 if upload is None:
@@ -100,16 +117,27 @@ except ec.PoolValidationError as error:
     st.stop()
 st.caption(f"{file_name}: read as {ec.table_format(frame).describe()}.")
 
-try:
-    detected = ec.detect_mapping(frame)
-except ec.PoolValidationError as error:
-    reason = common.plain(error.reason[0].upper() + error.reason[1:])
-    st.warning(f"**{reason}** Choose it below. ({common.plain(error.fix)})")
-    detected = ec.detect_mapping(frame, require_score=False)
 columns = [str(c) for c in frame.columns]
 NONE = "(none)"
 # widget keys carry the upload's id, so every upload starts from its own detected columns
 upload_key = upload.file_id
+KINDS = [
+    "One score per item (binary)",
+    "One score column per class",
+    "A regression model's numeric predictions",
+]
+try:
+    detected = ec.detect_mapping(frame)
+    detected_kind = KINDS[1] if isinstance(detected.score, tuple) else KINDS[0]
+except ec.PoolValidationError as error:
+    detected = ec.detect_mapping(frame, require_score=False)
+    try:
+        regression.detect_regression_mapping(frame)
+        detected_kind = KINDS[2]
+    except ec.PoolValidationError:
+        detected_kind = KINDS[0]
+        reason = common.plain(error.reason[0].upper() + error.reason[1:])
+        st.warning(f"**{reason}** Choose it below. ({common.plain(error.fix)})")
 
 
 def pick(label, default, key):
@@ -122,12 +150,61 @@ def pick(label, default, key):
 st.markdown("**Columns** (the detected choice is preselected)")
 multi_default = isinstance(detected.score, tuple)
 kind = st.radio(
-    "Classifier output",
-    ["One score per item (binary)", "One score column per class"],
-    index=1 if multi_default else 0,
+    "Model output",
+    KINDS,
+    index=KINDS.index(detected_kind),
     horizontal=True,
     key=f"score_kind_{upload_key}",
 )
+if kind == KINDS[2]:
+    try:
+        guess = regression.detect_regression_mapping(frame)
+    except ec.PoolValidationError:
+        guess = regression.RegressionMapping(prediction=None)
+    left, right = st.columns(2)
+    with left:
+        prediction = pick("Prediction", guess.prediction, key="map_prediction")
+        spread = pick("The model's own standard deviation", guess.spread, key="map_spread")
+    with right:
+        item_id = pick("Item id", guess.id, key="map_rid")
+        truth = pick("True value (for simulation)", guess.label, key="map_truth")
+        used = {prediction, spread, item_id, truth}
+        content = st.multiselect(
+            "Content shown while labelling",
+            [c for c in columns if c not in used],
+            default=[c for c in guess.content if c not in used],
+            key=f"map_rcontent_{upload_key}",
+        )
+    mapping = regression.RegressionMapping(prediction, truth, spread, item_id, tuple(content))
+    try:
+        if prediction is None:
+            raise ec.PoolValidationError(
+                "no prediction column is chosen.", "choose the column with the predictions."
+            )
+        pool = pool_from(frame, mapping)
+    except ec.PoolValidationError as error:
+        st.error(f"**This table cannot be used yet.** {common.plain(error)}")
+        st.stop()
+    for warning in regression.regression_warnings(pool):
+        st.warning(common.plain(warning))
+    st.markdown("**Preview**")
+    a, b, c, d = st.columns(4)
+    a.metric("Items", f"{pool.n_pool:,}")
+    b.metric("Predictions", f"{pool.prediction.min():.4g} to {pool.prediction.max():.4g}")
+    c.metric("Own uncertainty", "yes" if pool.spread is not None else "no")
+    d.metric("True values", "yes" if pool.y_true is not None else "no")
+    figure = go.Figure(go.Histogram(x=pool.prediction, nbinsx=60))
+    figure.update_layout(
+        template=figures.TEMPLATE, height=260, title="Predictions", yaxis_title="items"
+    )
+    st.plotly_chart(figure, **common.CHART)
+    st.dataframe(pd.DataFrame(frame.head(5)), width="stretch")
+    if st.button("Use this pool", type="primary", key="use_upload"):
+        try:
+            open_pool(upload.name.rsplit(".", 1)[0], upload.name, upload.getvalue(), mapping)
+        except ec.StoreError as error:
+            st.error(common.plain(error))
+    st.stop()
 left, right = st.columns(2)
 with left:
     if kind.startswith("One score per item"):
