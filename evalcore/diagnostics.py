@@ -38,9 +38,13 @@ def optimal_proposal(pool: Pool, measure: Measure) -> np.ndarray | None:
     item's term is 0 (e.g. per-class recall with no correct prediction): the asymptotic
     variance is then 0 under any proposal, and no q* is singled out."""
     risk = true_risk(pool, measure)
-    codes = measure.codes(pool)
-    sq_norm = measure.sq_norm_dg_loss(risk, measure.n_codes(pool), pool.n_classes)
-    values = np.sqrt(sq_norm[codes, pool.y_true])
+    if isinstance(pool, RegressionPool):
+        projected = measure.loss(pool.prediction, pool.y_true) @ measure.dense_jacobian(risk).T
+        values = np.sqrt(np.sum(projected**2, axis=1))
+    else:
+        codes = measure.codes(pool)
+        sq_norm = measure.sq_norm_dg_loss(risk, measure.n_codes(pool), pool.n_classes)
+        values = np.sqrt(sq_norm[codes, pool.y_true])
     total = values.sum()
     return values / total if total > 0 else None
 

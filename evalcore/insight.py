@@ -12,7 +12,7 @@ from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal,
 from .estimators import estimate
 from .measures import MeasureError
 from .pr_curve import PRCurve
-from .regression import REGRESSION_MEASURES
+from .regression import REGRESSION_MEASURES, RegressionImportanceSampler
 from .samplers import ImportanceSampler
 from .session import CHECKPOINT_EVERY, Session
 from .stratified import StratifiedSampler
@@ -98,7 +98,9 @@ class Trace:
             )
         )
         self.level, self.stride = confidence_level, stride
-        self.has_proposal = isinstance(self.replay.sampler, ImportanceSampler)
+        self.has_proposal = isinstance(
+            self.replay.sampler, ImportanceSampler | RegressionImportanceSampler
+        )
         truth = session.pool.y_true is not None
         self.q_star = (
             optimal_proposal(session.pool, session.measure) if truth and self.has_proposal else None

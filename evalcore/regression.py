@@ -384,6 +384,18 @@ class RegressionImportanceSampler:
         """The current proposal's probability of ``items``."""
         return self.q[items]
 
+    def pmf(self) -> np.ndarray:
+        """The whole current proposal, (N,) (O(N): for diagnostics)."""
+        return self.pmf_of(np.arange(self.pool.n_pool))
+
+    def kl_from(self, target: np.ndarray) -> float:
+        """D_KL(target || q_t) for a fixed ``target`` pmf (N,), e.g. the optimal proposal."""
+        q = self.pmf()
+        support = target > 0
+        if np.any(q[support] <= 0):
+            return float("inf")
+        return float(np.sum(target[support] * np.log(target[support] / q[support])))
+
     def design_weights(self) -> np.ndarray:
         """p / q of every draw, reused answers included."""
         return np.array([1.0 / (self.pool.n_pool * q) for _, q in self._drawn])

@@ -30,6 +30,7 @@ from .estimators import estimate
 from .pool import Pool
 from .regression import (
     RegressionBernoulliSampler,
+    RegressionImportanceSampler,
     RegressionPool,
     get_regression_measure,
     make_regression_sampler,
@@ -74,7 +75,8 @@ def run_once(
         sampler = make_sampler(
             sampler_name, pool, measure, seed, **_options(sampler_name, budget, options)
         )
-    q_star = optimal_proposal(pool, measure) if isinstance(sampler, ImportanceSampler) else None
+    proposes = isinstance(sampler, ImportanceSampler | RegressionImportanceSampler)
+    q_star = optimal_proposal(pool, measure) if proposes else None
     records = ([], [], [], [], [])
     last = 0
     while not _finished(sampler, budget):

@@ -704,10 +704,20 @@ def test_a_regression_session_from_the_built_in_demo_through_every_page():
     at.button(key="auto").click().run()  # 10 answers from the true values
     assert progress(at) == "10 of 40 labels"
     assert at.metric[0].label == "Estimated Mean absolute error"
-    for page in ("convergence_page", "measures_page", "export_page", "pr_explorer_page"):
+    at.switch_page("views/convergence_page.py").run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 4  # estimate, KL of AIS's proposal, weights, ESS
+    for page in ("measures_page", "export_page", "pr_explorer_page"):
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, (page, at.exception)
     assert at.info[0].value.startswith("The precision-recall curve is for classifiers")
+    at.switch_page("views/compare_page.py").run()
+    at.multiselect(key="compare_samplers").set_value(["ais", "passive"])
+    at.number_input(key="compare_budget").set_value(30)
+    at.number_input(key="compare_repeats").set_value(3)
+    at.button(key="run_compare").click().run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 2  # MSE and KL
 
 
 def test_a_regression_table_upload_is_detected_and_checked():

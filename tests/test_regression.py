@@ -342,3 +342,18 @@ def test_bernoulli_sampling_is_unbiased_and_plans_its_budget():
     assert abs(values.mean() - truth(pool, "mse")) < 3.5 * standard_error
     with pytest.raises(ValueError, match="give one"):
         rg.make_regression_sampler("bernoulli", pool, measure, 0)
+
+
+def test_the_optimal_proposal_of_a_regression_pool_and_the_kl_of_adaptive_sampling():
+    from evalcore.diagnostics import optimal_proposal
+
+    pool = heavy_tailed_pool(500, seed=11)
+    errors = pool.y_true - pool.prediction
+    mse, mae = rg.get_regression_measure("mse"), rg.get_regression_measure("mae")
+    np.testing.assert_allclose(optimal_proposal(pool, mse), errors**2 / np.sum(errors**2))
+    np.testing.assert_allclose(optimal_proposal(pool, mae), abs(errors) / np.sum(abs(errors)))
+    target = optimal_proposal(pool, mse)
+    sampler = rg.make_regression_sampler("ais", pool, mse, 0)
+    q = sampler.pmf()
+    assert q.sum() == pytest.approx(1.0)
+    assert sampler.kl_from(target) == pytest.approx(np.sum(target * np.log(target / q)))
