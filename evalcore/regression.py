@@ -80,6 +80,7 @@ class RegressionMapping:
     spread: str | None = None
     id: str | None = None
     content: tuple[str, ...] = ()
+    unit: str | None = None  # of the predictions and true values (shown, never parsed)
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,6 +94,7 @@ class RegressionPool:
     spread: np.ndarray | None = None
     y_true: np.ndarray | None = None
     content: pd.DataFrame | None = field(default=None, repr=False)
+    unit: str | None = None
 
     @property
     def n_pool(self) -> int:
@@ -107,6 +109,7 @@ class RegressionPool:
         spread: str | None = None,
         id: str | None = None,
         content: tuple[str, ...] = (),
+        unit: str | None = None,
     ) -> RegressionPool:
         """The pool from a table's columns; ``PoolValidationError`` names the column, the
         rows and the fix for a missing column, a non-numeric or non-finite value, or a
@@ -128,7 +131,10 @@ class RegressionPool:
                 rows,
             )
         shown = frame[[_column(frame, c).name for c in content]].astype(str) if content else None
-        return cls(ids, values["prediction"], values.get("spread"), values.get("y_true"), shown)
+        unit = (unit or "").strip() or None
+        return cls(
+            ids, values["prediction"], values.get("spread"), values.get("y_true"), shown, unit
+        )
 
 
 _PREDICTION_NAMES = ("pred", "prediction", "y_pred", "predicted", "estimate")

@@ -686,6 +686,7 @@ def test_a_regression_session_from_the_built_in_demo_through_every_page():
     assert not at.exception, at.exception
     assert not any(b.key and b.key.startswith("label_") for b in at.button)  # a number field
     field = at.text_input[0]
+    assert "minutes" in field.label  # the demo's unit
     item = field.key.removeprefix("value_")
     field.set_value("**12** minutes")
     at.button(key=f"FormSubmitter:answer_{item}-Save answer").click().run()
@@ -727,6 +728,10 @@ def test_a_regression_table_upload_is_detected_and_checked():
     assert "not numbers" in errors(at) and "rows 50" in errors(at)
     fixed = upload(("id,prediction,sd,target\n" + rows).encode())
     assert not fixed.error
+    unit = next(t for t in fixed.text_input if t.key.startswith("map_unit_"))
+    unit.set_value("**EUR**").run()
     fixed.button(key="use_upload").click().run()
     assert not fixed.exception, fixed.exception
     assert fixed.selectbox(key="setup_measure").value == "mae"
+    fixed.button(key="start").click().run()
+    assert "\\*\\*EUR\\*\\*" in fixed.text_input[0].label  # typed: shown as text

@@ -70,6 +70,7 @@ MEASURE_LABELS = {
     "r2": "Coefficient of determination (R²)",
 }
 REGRESSION_MEASURES = ["mae", "rmse", "mse", "r2"]
+SAMPLE_UNITS = {"deliveries.csv": "minutes"}
 REGRESSION_SAMPLERS = ["ais", "is", "bernoulli", "stratified", "passive"]
 BINARY_MEASURES = [
     "f1",

@@ -231,11 +231,11 @@ def save_typed_value(item: int, shown_log: str) -> None:
     save_answer(value, item, shown_log)
 
 
-def value_field(item: int, shown_log: str) -> None:
+def value_field(item: int, shown_log: str, unit: str | None) -> None:
     """A regression answer: a number field in a form, so that Enter submits."""
     with st.form(key=f"answer_{item}", border=False, enter_to_submit=True):
         st.text_input(
-            "True value",
+            common.plain(f"True value ({unit})" if unit else "True value"),
             key=f"value_{item}",
             placeholder="a number, e.g. 42.5",
             help="Press Enter to save it; the undo button (or u outside the field) takes "
@@ -264,8 +264,9 @@ def show_item(session: ec.Session, item: int, show_model: bool) -> None:
     else:
         st.caption("This pool has no content columns; the item is known by its id only.")
     if show_model and session.regression:
-        spread = "" if pool.spread is None else f" (its own SD {pool.spread[item]:.3g})"
-        st.caption(f"Model: predicted {pool.prediction[item]:.4g}{spread}")
+        unit = f" {pool.unit}" if pool.unit else ""
+        spread = "" if pool.spread is None else f" (its own SD {pool.spread[item]:.3g}{unit})"
+        st.caption(common.plain(f"Model: predicted {pool.prediction[item]:.4g}{unit}{spread}"))
     elif show_model:
         score = pool.scores[item]
         shown = f"{score:.4g}" if np.ndim(score) == 0 else ", ".join(f"{s:.3g}" for s in score)
@@ -348,7 +349,7 @@ def labelling() -> None:
             proposal = session.next_item()
             show_item(session, proposal.item, st.session_state.get("show_model", False))
             if session.regression:
-                value_field(proposal.item, shown_log)
+                value_field(proposal.item, shown_log, session.pool.unit)
         if not session.done and not session.regression:
             buttons = st.columns(min(session.pool.n_classes, 6))
             for code in range(session.pool.n_classes):

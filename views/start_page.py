@@ -89,12 +89,15 @@ for column, (file_name, (title, description)) in zip(columns, samples.items(), s
         if st.button("Open", key=f"sample_{file_name}", type="primary"):
             path = common.SAMPLE_DIR / file_name
             data = path.read_bytes()
-            detect = (
-                regression.detect_regression_mapping
-                if file_name in common.REGRESSION_SAMPLES
-                else ec.detect_mapping
-            )
-            open_pool(title, file_name, data, detect(ec.read_table(path)))
+            frame = ec.read_table(path)
+            if file_name in common.REGRESSION_SAMPLES:
+                mapping = dataclasses.replace(
+                    regression.detect_regression_mapping(frame),
+                    unit=common.SAMPLE_UNITS.get(file_name),
+                )
+            else:
+                mapping = ec.detect_mapping(frame)
+            open_pool(title, file_name, data, mapping)
 
 # -- upload ----------------------------------------------------------------------------
 st.subheader("Or upload your model's outputs")
@@ -168,6 +171,13 @@ if kind == KINDS[2]:
     with right:
         item_id = pick("Item id", guess.id, key="map_rid")
         truth = pick("True value (for simulation)", guess.label, key="map_truth")
+        unit = st.text_input(
+            "Unit (optional)",
+            key=f"map_unit_{upload_key}",
+            max_chars=20,
+            placeholder="e.g. minutes, EUR",
+            help="Shown beside the values on the label page; it changes no number.",
+        )
         used = {prediction, spread, item_id, truth}
         content = st.multiselect(
             "Content shown while labelling",
@@ -175,7 +185,9 @@ if kind == KINDS[2]:
             default=[c for c in guess.content if c not in used],
             key=f"map_rcontent_{upload_key}",
         )
-    mapping = regression.RegressionMapping(prediction, truth, spread, item_id, tuple(content))
+    mapping = regression.RegressionMapping(
+        prediction, truth, spread, item_id, tuple(content), unit.strip() or None
+    )
     try:
         if prediction is None:
             raise ec.PoolValidationError(
