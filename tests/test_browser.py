@@ -271,3 +271,31 @@ def test_answers_survive_a_killed_server(tmp_path):
             assert len(items) == len(set(items)) == acknowledged
     finally:
         stop_server(server)
+
+
+def test_a_regression_answer_is_typed_and_saved_by_enter_and_a_word_is_refused(tmp_path):
+    database = tmp_path / "sessions.db"
+    with running_app(database) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_role("button", name="Open").last.click()  # the delivery-times demo
+        page.get_by_role("button", name="Start labelling").click()
+        page.wait_for_url("**/label?session=*")
+        wait_for_progress(page, 0, 500)
+        page.get_by_text("True value (minutes)").wait_for()
+
+        def answer(text: str) -> None:
+            wait_until_idle(page)
+            field = page.get_by_role("textbox").first
+            field.fill(text)
+            field.press("Enter")
+
+        answer("42.5")
+        wait_for_progress(page, 1, 500)
+        answer("forty")
+        page.get_by_text("is not a number").wait_for()
+        store = ec.Store(database)
+        (record,) = store.sessions()
+        assert [value for _, value in store.answers(record.id)] == [42.5]
+        answer("7")
+        wait_for_progress(page, 2, 500)
+        assert [value for _, value in store.answers(record.id)] == [42.5, 7]
