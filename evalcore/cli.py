@@ -20,8 +20,6 @@ from . import regression
 from .catalog import MEASURE_DEFINITIONS, get_measure
 from .measures import MeasureError
 from .pool import (
-    _LABEL_NAMES,
-    _PRED_NAMES,
     ColumnMapping,
     Pool,
     PoolValidationError,
@@ -58,7 +56,6 @@ REGRESSION_HELP = {  # regression pools: a numeric prediction and a numeric true
     for name, text in regression.MEASURE_DEFINITIONS.items()
 }
 REGRESSION_SAMPLERS = ("passive", "stratified", "is", "ais", "bernoulli")
-_SPREAD_NAMES = ("spread", "sd", "std", "sigma", "uncertainty")
 
 
 class UsageError(Exception):
@@ -205,18 +202,20 @@ def run_check(args) -> list[str]:
 
 
 def _load_regression_pool(args) -> RegressionPool:
-    """A regression pool: the prediction (``--pred-column`` or a column named like one), the
-    true value (``--label-column`` or detected) and the spread (``--spread-column`` or a
-    column named spread, sd, std, sigma or uncertainty, when there is one)."""
+    """A regression pool as the app reads one (``regression.detect_regression_mapping``:
+    the prediction, the true value, the spread and the id by their usual names), with
+    ``--pred-column``, ``--label-column`` and ``--spread-column`` overriding them."""
     path = Path(args.pool)
     if not path.is_file():
         raise UsageError(f"--pool: the file {args.pool} does not exist")
     frame = read_table(path)
+    try:
+        detected = regression.detect_regression_mapping(frame)
+    except PoolValidationError:
+        detected = regression.RegressionMapping(prediction=None)
 
-    def column(flag, names, what):
-        chosen = getattr(args, f"{flag}_column")
-        if chosen is None:
-            chosen = next((name for name in names if name in frame.columns), None)
+    def column(flag, found, what):
+        chosen = getattr(args, f"{flag}_column") or found
         if chosen is not None and chosen not in frame.columns:
             raise UsageError(
                 f"--{flag}-column: the pool has no column {chosen!r} "
@@ -228,9 +227,10 @@ def _load_regression_pool(args) -> RegressionPool:
 
     return RegressionPool.from_dataframe(
         frame,
-        prediction=column("pred", _PRED_NAMES, "predictions"),
-        label=column("label", _LABEL_NAMES, "true values to simulate with"),
-        spread=column("spread", _SPREAD_NAMES, None),
+        prediction=column("pred", detected.prediction, "predictions"),
+        label=column("label", detected.label, "true values to simulate with"),
+        spread=column("spread", detected.spread, None),
+        id=detected.id,
     )
 
 
