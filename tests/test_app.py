@@ -557,12 +557,8 @@ def test_a_reload_after_an_undo_goes_back_from_the_snapshot(monkeypatch):
     assert tab.metric[0].value == estimate
 
 
-def test_coming_back_to_convergence_traces_only_the_new_answers(monkeypatch):
-    at = labelled_session(budget=60, clicks=2)
-    at.switch_page("views/convergence_page.py").run()
-    assert not at.exception, at.exception
-    at.switch_page("views/label_page.py").run()
-    at.button(key="auto").click().run()  # 30 answers now
+def convergence_without_replay(at, monkeypatch) -> None:
+    """Open Convergence with every replay from the seed forbidden."""
 
     def no_replay(self):
         raise AssertionError("replayed from the seed")
@@ -570,6 +566,15 @@ def test_coming_back_to_convergence_traces_only_the_new_answers(monkeypatch):
     with monkeypatch.context() as patched:
         patched.setattr(ec.Session, "_rebuild", no_replay)
         at.switch_page("views/convergence_page.py").run()
+
+
+def test_coming_back_to_convergence_traces_only_the_new_answers(monkeypatch):
+    at = labelled_session(budget=60, clicks=2)
+    at.switch_page("views/convergence_page.py").run()
+    assert not at.exception, at.exception
+    at.switch_page("views/label_page.py").run()
+    at.button(key="auto").click().run()  # 30 answers now
+    convergence_without_replay(at, monkeypatch)
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) >= 3
 
@@ -584,13 +589,7 @@ def test_coming_back_to_convergence_after_undos_rewinds_the_trace_instead_of_rep
     at.button(key="undo").click().run()
     at.button(key="undo").click().run()
     assert progress(at) == "28 of 60 labels"
-
-    def no_replay(self):
-        raise AssertionError("replayed from the seed")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(ec.Session, "_rebuild", no_replay)
-        at.switch_page("views/convergence_page.py").run()
+    convergence_without_replay(at, monkeypatch)
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) == 4 and not at.info
 

@@ -150,6 +150,28 @@ def pick(label, default, key):
     return None if choice == NONE else choice
 
 
+def refuse(error: ec.PoolValidationError) -> None:
+    """Say why the mapped table is no pool yet, with its first offending rows, and stop."""
+    st.error(f"**This table cannot be used yet.** {common.plain(error)}")
+    if error.column is not None and error.rows:
+        shown = frame.iloc[error.rows[:10]]
+        st.caption(
+            f"The first offending rows (data rows, counted from 0) of {common.plain(error.column)}:"
+        )
+        st.dataframe(shown, width="stretch")
+    st.stop()
+
+
+def offer(mapping) -> None:
+    """The table's first rows and the button that stores the pool."""
+    st.dataframe(pd.DataFrame(frame.head(5)), width="stretch")
+    if st.button("Use this pool", type="primary", key="use_upload"):
+        try:
+            open_pool(upload.name.rsplit(".", 1)[0], upload.name, upload.getvalue(), mapping)
+        except ec.StoreError as error:
+            st.error(common.plain(error))
+
+
 st.markdown("**Columns** (the detected choice is preselected)")
 multi_default = isinstance(detected.score, tuple)
 kind = st.radio(
@@ -195,8 +217,7 @@ if kind == KINDS[2]:
             )
         pool = pool_from(frame, mapping)
     except ec.PoolValidationError as error:
-        st.error(f"**This table cannot be used yet.** {common.plain(error)}")
-        st.stop()
+        refuse(error)
     for warning in regression.regression_warnings(pool):
         st.warning(common.plain(warning))
     st.markdown("**Preview**")
@@ -210,12 +231,7 @@ if kind == KINDS[2]:
         template=figures.TEMPLATE, height=260, title="Predictions", yaxis_title="items"
     )
     st.plotly_chart(figure, **common.CHART)
-    st.dataframe(pd.DataFrame(frame.head(5)), width="stretch")
-    if st.button("Use this pool", type="primary", key="use_upload"):
-        try:
-            open_pool(upload.name.rsplit(".", 1)[0], upload.name, upload.getvalue(), mapping)
-        except ec.StoreError as error:
-            st.error(common.plain(error))
+    offer(mapping)
     st.stop()
 left, right = st.columns(2)
 with left:
@@ -259,14 +275,7 @@ try:
         )
     pool = ec.Pool.from_dataframe(frame, mapping)
 except ec.PoolValidationError as error:
-    st.error(f"**This table cannot be used yet.** {common.plain(error)}")
-    if error.column is not None and error.rows:
-        shown = frame.iloc[error.rows[:10]]
-        st.caption(
-            f"The first offending rows (data rows, counted from 0) of {common.plain(error.column)}:"
-        )
-        st.dataframe(shown, width="stretch")
-    st.stop()
+    refuse(error)
 
 for warning in ec.pool_warnings(pool):
     st.warning(common.plain(warning))
@@ -300,9 +309,4 @@ figure.update_layout(
 )
 figure.update_yaxes(type="log", dtick=1, exponentformat="e")
 st.plotly_chart(figure, **common.CHART)
-st.dataframe(pd.DataFrame(frame.head(5)), width="stretch")
-if st.button("Use this pool", type="primary", key="use_upload"):
-    try:
-        open_pool(upload.name.rsplit(".", 1)[0], upload.name, upload.getvalue(), mapping)
-    except ec.StoreError as error:
-        st.error(common.plain(error))
+offer(mapping)
