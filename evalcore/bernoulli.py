@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .frozen import SharesFrozenArrays, frozen
 from .measures import Measure
 from .oracle import DirichletTreeModel, prior_from_probabilities
 from .pool import Pool
@@ -75,7 +76,7 @@ class Round:
     n_before: int
 
 
-class BernoulliSampler:
+class BernoulliSampler(SharesFrozenArrays):
     """Online Bernoulli sampling in rounds of expected size ``round_size`` (seed 004 App. E).
 
     The caller proposes and records one item at a time; within a round the items come in
@@ -111,7 +112,7 @@ class BernoulliSampler:
             full, rest = divmod(int(budget), self.round_size)
             self.planned_sizes_ = [float(self.round_size)] * full + ([float(rest)] if rest else [])
         self.rng_ = np.random.default_rng(rng)
-        self.codes_ = measure.codes(pool)
+        self.codes_ = frozen(measure.codes(pool))
         self.n_codes_ = measure.n_codes(pool)
         self.partition = partition_pool(pool, depth, branching)
         self.model_ = DirichletTreeModel(
@@ -123,7 +124,8 @@ class BernoulliSampler:
         self.cell_logit_ = cells.logit
         self.cell_size_ = np.bincount(self.cell_of_)
         self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
-        self.cell_items_ = group_order(self.cell_of_, len(self.cell_size_), self.rng_)
+        self.cell_items_ = frozen(group_order(self.cell_of_, len(self.cell_size_), self.rng_))
+        self.cell_of_ = frozen(self.cell_of_)
         self.cell_sampled_ = np.zeros(len(self.cell_size_), dtype=np.int64)
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
         self.labels_ = np.full(pool.n_pool, -1, dtype=np.int64)

@@ -66,8 +66,6 @@ __all__ = ["OracleView", "oracle_view", "measure_bounds", "model_estimate"]
 
 _MAX_BOUND_VERTICES = 256
 _GRID_STEPS = 17  # per code, for binary measures whose extremes need not lie at vertices
-_fitted_models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_groupings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,7 +74,8 @@ class OracleView:
 
     ``group_of`` (N,) the group of every item; ``group_code`` (G,); ``response`` (G, C)
     pi(y | group); ``labelled``/``labels`` (n,) the distinct items whose answer is final
-    (empty for a stochastic oracle); ``grouping`` the cached structures behind them.
+    (empty for a stochastic oracle); ``grouping`` the cached structures behind them;
+    ``model`` the fitted model (``RecalibratedProbabilities`` or ``DirichletTreeModel``).
     """
 
     group_of: np.ndarray
@@ -85,6 +84,7 @@ class OracleView:
     labelled: np.ndarray
     labels: np.ndarray
     grouping: _Grouping
+    model: RecalibratedProbabilities | DirichletTreeModel
 
     @property
     def n_groups(self) -> int:
@@ -102,11 +102,10 @@ class OracleView:
 
 class _Grouping:
     """Items grouped by (model block, code), with the sparse overlaps of groups and other
-    partitions (a sampler's cells, strata), built once per sampler and measure: O(N)."""
+    partitions (a sampler's cells, strata): O(N), built once per pool, blocks and codes."""
 
-    def __init__(self, block: np.ndarray, codes: np.ndarray, n_codes: int, model=None):
-        self.codes = codes
-        self.model = model  # the recalibration of a binary pool, kept with its bins
+    def __init__(self, block: np.ndarray, codes: np.ndarray, n_codes: int):
+        self.block, self.codes = block, codes
         present, self.group_of = compact_codes(block * n_codes + codes)
         self.group_block, self.group_code = present // n_codes, present % n_codes
         self.group_size = np.bincount(self.group_of).astype(float)
@@ -124,35 +123,73 @@ class _Grouping:
         return self._overlap[1]
 
 
+class _PoolStructures:
+    """What the intervals build once per pool (O(N)), whatever sampler or copy of one asks:
+    the recalibration's bins (binary pools), the fitted tree's partition and prior
+    (multi-class pools without a tree of their own) and the latest groupings."""
+
+    _GROUPINGS_KEPT = 8
+
+    def __init__(self):
+        self.calibration: RecalibratedProbabilities | None = None
+        self.tree: tuple | None = None
+        self.groupings: list[_Grouping] = []
+
+    def grouping(self, block: np.ndarray, codes: np.ndarray, n_codes: int) -> _Grouping:
+        """The grouping of these very arrays, kept when ``codes`` is a sampler's (read-only,
+        shared by its copies); the codes of another measure are grouped for the call."""
+        for grouping in self.groupings:
+            if grouping.block is block and grouping.codes is codes:
+                return grouping
+        grouping = _Grouping(block, codes, n_codes)
+        if not codes.flags.writeable:
+            self.groupings = [grouping, *self.groupings[: self._GROUPINGS_KEPT - 1]]
+        return grouping
+
+
+_structures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # pool -> _PoolStructures
+_fits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # sampler -> its fitted model
+
+
+def _pool_structures(pool) -> _PoolStructures:
+    structures = _structures.get(pool)
+    if structures is None:
+        structures = _structures[pool] = _PoolStructures()
+    return structures
+
+
 def oracle_view(sampler, codes: np.ndarray, n_codes: int) -> OracleView:
     """The oracle model for the intervals, grouped by the model's cells and the measure's codes.
 
     Binary pools: the classifier's probabilities recalibrated on the answers
     (``RecalibratedProbabilities``), on 64 quantile bins of logit p̂. Multi-class pools: the
-    sampler's own Dirichlet tree when it has one, else one fitted to its answers. The
-    grouping is built once per sampler and measure (O(N)); a call after that costs
-    O(groups + answers), so a labelling step does not grow with the pool.
+    sampler's own Dirichlet tree when it has one, else one fitted to its answers. The bins
+    and groupings are built once per pool (O(N)) and shared by a sampler's copies (a new tab,
+    a checkpoint); a call after that costs O(groups + answers), so a labelling step does not
+    grow with the pool.
     """
     labelled, labels = final_answers(sampler)
     pool = sampler.pool
-    grouping = _groupings.get(sampler)
+    structures = _pool_structures(pool)
     if pool.n_classes == 2:
-        if grouping is None or grouping.codes is not codes:
-            calibration = RecalibratedProbabilities(pool.prob[:, 1])
-            grouping = _Grouping(calibration.bin_of, codes, n_codes, calibration)
-            _groupings[sampler] = grouping
-        calibration = grouping.model
+        if structures.calibration is None:
+            structures.calibration = RecalibratedProbabilities(pool.prob[:, 1])
+        calibration = _fits.get(sampler)
+        if calibration is None:
+            calibration = _fits[sampler] = structures.calibration.unfitted()
         calibration.fit(labelled, labels)
+        grouping = structures.grouping(calibration.bin_of, codes, n_codes)
         p1 = calibration.bin_probability()[grouping.group_block]
-        response = np.column_stack([1 - p1, p1])
+        response, model = np.column_stack([1 - p1, p1]), calibration
     else:
         model = getattr(sampler, "model_", None)
         if not isinstance(model, DirichletTreeModel):
-            model = _fitted_model(sampler, labelled, labels)
-        if grouping is None or grouping.codes is not codes:
-            grouping = _groupings[sampler] = _Grouping(model.partition.block, codes, n_codes)
+            model = _fitted_model(sampler, structures, labelled, labels)
+        grouping = structures.grouping(model.partition.block, codes, n_codes)
         response = model.response_[grouping.group_block]
-    return OracleView(grouping.group_of, grouping.group_code, response, labelled, labels, grouping)
+    return OracleView(
+        grouping.group_of, grouping.group_code, response, labelled, labels, grouping, model
+    )
 
 
 def final_answers(sampler) -> tuple[np.ndarray, np.ndarray]:
@@ -168,27 +205,24 @@ def final_answers(sampler) -> tuple[np.ndarray, np.ndarray]:
     return items, sampler.labels_[items]
 
 
-def _fitted_model(sampler, labelled, labels) -> DirichletTreeModel:
+def _fitted_model(sampler, structures, labelled, labels) -> DirichletTreeModel:
     """A deterministic Dirichlet tree on the pool's CSF blocks (depth 8, fewer on a pool of
     under 256 items) with the classifier's probabilities as prior, fitted to the answers in
     one batch (so a replay of the log gives the same fit) and kept until they change. The
-    partition and prior are built once per sampler (O(N)); a refit costs O(blocks + answers).
+    partition and prior are built once per pool (O(N)); a refit costs O(blocks + answers).
     """
-    entry = _fitted_models.get(sampler)
-    if entry is None:
-        pool = sampler.pool
+    pool = sampler.pool
+    if structures.tree is None:
         partition = partition_pool(pool, depth=fitting_depth(pool.n_pool), branching=2)
-        entry = _fitted_models[sampler] = {
-            "partition": partition,
-            "prior": prior_from_probabilities(pool.prob, partition),
-            "n_answers": None,
-        }
-    if entry["n_answers"] != len(labelled):
-        model = DirichletTreeModel(entry["partition"], entry["prior"])
+        structures.tree = (partition, prior_from_probabilities(pool.prob, partition))
+    partition, prior = structures.tree
+    fitted = _fits.get(sampler)
+    if fitted is None or fitted[0] != len(labelled):
+        model = DirichletTreeModel(partition, prior)
         if len(labelled):
-            model.update(entry["partition"].block[labelled], labels)
-        entry["model"], entry["n_answers"] = model, len(labelled)
-    return entry["model"]
+            model.update(partition.block[labelled], labels)
+        fitted = _fits[sampler] = (len(labelled), model)
+    return fitted[1]
 
 
 def projected_losses(measure: Measure, jacobian, n_codes: int, n_classes: int) -> np.ndarray:

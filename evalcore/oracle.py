@@ -7,12 +7,14 @@ work is per leaf and class, (K, C) arrays, and per tree level; nothing here touc
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
 from scipy import sparse
 from scipy.special import expit, logit
 
+from .frozen import SharesFrozenArrays, frozen
 from .strata import Partition
 
 __all__ = [
@@ -243,13 +245,19 @@ class RecalibratedProbabilities:
     n_bins = 64
 
     def __init__(self, p1: np.ndarray):
-        self.logit_ = logit(np.clip(p1, 1e-9, 1 - 1e-9))
+        self.logit_ = frozen(logit(np.clip(p1, 1e-9, 1 - 1e-9)))
         edges = np.unique(np.quantile(self.logit_, np.linspace(0, 1, self.n_bins + 1)[1:-1]))
-        self.bin_of = np.searchsorted(edges, self.logit_, side="right")
+        self.bin_of = frozen(np.searchsorted(edges, self.logit_, side="right"))
         counts = np.bincount(self.bin_of)
-        self.bin_logit_ = np.bincount(self.bin_of, self.logit_) / np.maximum(counts, 1)
+        self.bin_logit_ = frozen(np.bincount(self.bin_of, self.logit_) / np.maximum(counts, 1))
         self.coef_ = np.array([0.0, 1.0])
         self._n_fitted = -1
+
+    def unfitted(self) -> RecalibratedProbabilities:
+        """A model at the identity map that shares these bins (O(1); the bins cost O(N))."""
+        twin = copy.copy(self)
+        twin.coef_, twin._n_fitted = np.array([0.0, 1.0]), -1
+        return twin
 
     def fit(self, items: np.ndarray, labels: np.ndarray) -> None:
         """Newton's method with step halving on the log posterior (concave, so it converges
@@ -288,7 +296,7 @@ class RecalibratedProbabilities:
         return expit(self.coef_[0] + self.coef_[1] * self.bin_logit_)
 
 
-class ItemLevelModel:
+class ItemLevelModel(SharesFrozenArrays):
     """pi_t(1 | x) for each item of a binary pool: the classifier's probability p̂(x),
     recalibrated on the answers, with a correction for the item's block k(x):
 
@@ -314,11 +322,11 @@ class ItemLevelModel:
     block_sd = 1.0  # sigma: a block's odds may differ from the global map by a factor e
 
     def __init__(self, p1: np.ndarray, block: np.ndarray, n_blocks: int):
-        self.logit_ = logit(np.clip(p1, 1e-9, 1 - 1e-9))
+        self.logit_ = frozen(logit(np.clip(p1, 1e-9, 1 - 1e-9)))
         lowest = self.logit_.min()
-        self.bin_of = np.floor((self.logit_ - lowest) / self.bin_width).astype(np.int64)
+        self.bin_of = frozen(np.floor((self.logit_ - lowest) / self.bin_width).astype(np.int64))
         self.n_bins = int(self.bin_of.max()) + 1
-        self.block = block
+        self.block = frozen(block)
         self.coef_ = np.array([0.0, 1.0])  # (a, b)
         self.offset_ = np.zeros(n_blocks)  # d_k
 

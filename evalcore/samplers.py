@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .frozen import SharesFrozenArrays, frozen
 from .measures import Measure
 from .oracle import DirichletTreeModel, ItemLevelModel, prior_from_probabilities
 from .pool import Pool
@@ -74,7 +75,7 @@ def smoothed_probabilities(prob: np.ndarray, smoothing: float) -> np.ndarray:
     return smoothing * prob + (1 - smoothing) / prob.shape[1]
 
 
-class ImportanceSampler:
+class ImportanceSampler(SharesFrozenArrays):
     """Shared machinery of the importance-sampling designs over cells of items.
 
     Subclasses call ``_build_cells(cell_of)`` and implement ``_cell_values`` (the unnormalised
@@ -108,7 +109,7 @@ class ImportanceSampler:
         self.measure = measure
         self.deterministic = deterministic
         self.rng_ = np.random.default_rng(rng)
-        self.codes_ = measure.codes(pool)
+        self.codes_ = frozen(measure.codes(pool))
         self.n_codes_ = measure.n_codes(pool)
         self.labels_ = np.full(pool.n_pool, -1, dtype=np.int64)  # stored answers
         self.labelled_position_ = np.full(pool.n_pool, -1, dtype=np.int64)
@@ -123,13 +124,13 @@ class ImportanceSampler:
     def _build_cells(self, cell_of: np.ndarray, one_item_each: bool = False) -> None:
         """Group items by cell and shuffle within cells once: drawing "the next unlabelled
         item of the cell's permutation" is then a uniform draw among its unlabelled items."""
-        self.cell_of_ = cell_of
-        self.cell_size_ = np.bincount(cell_of)
-        self.cell_start_ = np.concatenate([[0], np.cumsum(self.cell_size_)])
+        self.cell_of_ = frozen(cell_of)
+        self.cell_size_ = frozen(np.bincount(cell_of))
+        self.cell_start_ = frozen(np.concatenate([[0], np.cumsum(self.cell_size_)]))
         if one_item_each:
-            self.cell_items_ = cell_of
+            self.cell_items_ = self.cell_of_
         else:
-            self.cell_items_ = group_order(cell_of, len(self.cell_size_), self.rng_)
+            self.cell_items_ = frozen(group_order(cell_of, len(self.cell_size_), self.rng_))
         self.cell_unlabelled_ = self.cell_size_.astype(float)
         self._masses_stale = True
 
@@ -406,8 +407,10 @@ class StaticISSampler(ImportanceSampler):
         self.risk_ = measure.expected_risk(mass) / pool.n_pool
         sq_norm = measure.sq_norm_dg_loss(self.risk_, self.n_codes_, C)
         nonzero = measure.nonzero_loss(self.n_codes_, C)
-        self._values = _optimal_values(
-            sq_norm[self.codes_], nonzero[self.codes_], prob, epsilon, deterministic
+        self._values = frozen(
+            _optimal_values(
+                sq_norm[self.codes_], nonzero[self.codes_], prob, epsilon, deterministic
+            )
         )
         # Every item is its own cell: the proposal is fixed, so the cumulative mass is built once.
         self._build_cells(np.arange(pool.n_pool), one_item_each=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .frozen import frozen
 from .pool import Pool
 
 __all__ = ["Partition", "csf_edges", "equal_width_edges", "partition_pool", "stratify_scores"]
@@ -85,6 +86,9 @@ class Partition:
     def n_blocks(self) -> int:
         return len(self.sizes)
 
+    def __deepcopy__(self, memo):
+        return self  # never changed: the samplers' copies share it
+
 
 def compact_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of a non-negative integer ``key`` (N,) in order, and each item's
@@ -127,4 +131,6 @@ def partition_pool(
     scores = pool.binary_scores if pool.n_classes == 2 else pool.prob.max(axis=1)
     block = stratify_scores(scores, n_blocks, method)
     sizes = np.bincount(block, minlength=n_blocks)
-    return Partition(block=block, sizes=sizes, depth=int(depth), branching=int(branching))
+    return Partition(
+        block=frozen(block), sizes=frozen(sizes), depth=int(depth), branching=int(branching)
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .frozen import SharesFrozenArrays, frozen
 from .measures import Measure
 from .pool import Pool
 from .samplers import Proposal, checked_label
@@ -24,7 +25,7 @@ from .strata import compact_codes, group_order, stratify_scores
 __all__ = ["StratifiedSampler"]
 
 
-class StratifiedSampler:
+class StratifiedSampler(SharesFrozenArrays):
     """Stratified sampling design; ``allocation`` is ``"proportional"`` or ``"neyman"``."""
 
     def __init__(
@@ -53,13 +54,14 @@ class StratifiedSampler:
         self.rng_ = np.random.default_rng(rng)
         scores = pool.binary_scores if pool.n_classes == 2 else pool.prob.max(axis=1)
         stratum = stratify_scores(scores, int(n_strata))
-        present, self.stratum_ = compact_codes(stratum)
-        self.stratum_size_ = np.bincount(self.stratum_)
+        present, stratum_of = compact_codes(stratum)
+        self.stratum_ = frozen(stratum_of)
+        self.stratum_size_ = frozen(np.bincount(stratum_of))
         H = len(present)
-        self.stratum_items_ = group_order(self.stratum_, H, self.rng_)
-        self.stratum_start_ = np.concatenate([[0], np.cumsum(self.stratum_size_)])
+        self.stratum_items_ = frozen(group_order(stratum_of, H, self.rng_))
+        self.stratum_start_ = frozen(np.concatenate([[0], np.cumsum(self.stratum_size_)]))
         self.n_sampled_ = np.zeros(H, dtype=np.int64)
-        self.codes_ = measure.codes(pool)
+        self.codes_ = frozen(measure.codes(pool))
         proportional = self.stratum_size_ / self.stratum_size_.sum()
         share = proportional
         if allocation == "neyman":

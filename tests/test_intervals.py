@@ -195,7 +195,7 @@ def test_the_models_estimate_is_the_answers_plus_its_expectation_for_the_rest(sa
     sampler = run(pool, sampler_name, 40, 2)
     estimate = ec.estimate(sampler)
     # brute force per item: the answer where labelled, else the recalibrated probability
-    calibration = intervals.oracle_view(sampler, sampler.codes_, 2).grouping.model
+    calibration = intervals.oracle_view(sampler, sampler.codes_, 2).model
     p1 = calibration.bin_probability()[calibration.bin_of]
     if sampler_name == "stratified":
         answer = np.full(pool.n_pool, -1)

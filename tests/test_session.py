@@ -179,6 +179,27 @@ def test_a_copied_session_is_independent_and_in_the_same_state(pool):
     assert twin.pool is session.pool  # the pool is shared, never copied
 
 
+@pytest.mark.parametrize("name", ["ais", "bernoulli", "is", "stratified"])
+def test_copies_share_the_structures_built_once_and_nothing_that_changes(name, pool):
+    session = ec.Session(pool, "f1", name, seed=6, budget=80, options={})
+    label_n(session, pool, 12)
+    original = session.sampler
+    twin = session.copy()
+    assert twin.sampler.codes_ is original.codes_  # built once, read-only, shared
+    items = "stratum_items_" if name == "stratified" else "cell_items_"
+    assert getattr(twin.sampler, items) is getattr(original, items)
+    with pytest.raises(ValueError, match="read-only"):
+        getattr(twin.sampler, items)[0] = 0
+    assert twin.sampler.labels_ is not original.labels_  # changes with every answer
+    before = session.estimate()
+    label_n(twin, pool, 5)
+    same_estimate(session.estimate(), before)
+    assert original.labels_[[item for item, _ in twin.log[12:]]].max() == -1
+    # the intervals' O(N) grouping is the pool's, found again for the copy
+    view = ec.intervals.oracle_view(twin.sampler, twin.sampler.codes_, 2)
+    assert view.grouping is ec.intervals.oracle_view(original, original.codes_, 2).grouping
+
+
 def test_a_snapshot_shares_the_checkpoint_and_copies_of_it_label_on_independently(
     pool, monkeypatch
 ):
