@@ -44,7 +44,7 @@ __all__ = [
 
 SAMPLER_NAMES = ("ais", "ais-1", "bernoulli", "is", "stratified", "neyman", "passive", "oasis")
 _FORMAT_VERSION = 2
-CHECKPOINT_EVERY = 25  # answers between copies of the sampler (an undo replays fewer)
+CHECKPOINT_EVERY = 10  # answers between copies of the sampler (an undo replays fewer)
 _CHECKPOINTS_KEPT = 2
 # Measures whose name changed meaning, with the name of what a session saved before meant:
 # in format 1 and in databases before user_version 1, ``macro_f1`` was seed 004's harmonic mean.

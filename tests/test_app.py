@@ -536,11 +536,11 @@ def test_a_reload_copies_the_published_session_and_history_instead_of_replaying(
     assert progress(tab) == "20 of 40 labels"
 
 
-def test_a_reload_after_an_undo_goes_back_from_the_snapshot(monkeypatch):
+def test_a_reload_after_an_undo_copies_the_snapshot_the_undo_published(monkeypatch):
     at = started(budget=40)
     at.button(key="auto").click().run()
     session_id = at.query_params["session"]
-    first = second_window(session_id)  # replays and publishes a snapshot at 10 answers
+    first = second_window(session_id)  # copies the snapshot published at 10 answers
     first.button(key="undo").click().run()
     first.button(key="undo").click().run()
     assert progress(first) == "8 of 40 labels"

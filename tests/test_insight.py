@@ -19,6 +19,15 @@ def labelled(pool, sampler, budget, measure="f1", seed=3, options=None):
     return session
 
 
+@pytest.fixture(scope="module", autouse=True)
+def checkpoints_every_25():
+    """The checkpoint positions the tests below name are those of a copy every 25 answers."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ec.session, "CHECKPOINT_EVERY", 25)
+        patch.setattr(insight, "CHECKPOINT_EVERY", 25)
+        yield
+
+
 @pytest.fixture(scope="module")
 def pool():
     return synthetic_pool(n=1200, positive_rate=0.08, seed=4)

@@ -269,8 +269,8 @@ def _snapshots() -> dict:
 
 
 def publish(session_id: str, session: ec.Session) -> None:
-    """Keep a snapshot of ``session`` for the next tab that opens it (after a replay, and at
-    every checkpoint, where it costs no copy)."""
+    """Keep a snapshot of ``session`` for the next tab that opens it (after a replay, after an
+    undo, and at every checkpoint, where it costs no copy)."""
     _snapshots()[session_id] = session.snapshot()
 
 
@@ -477,10 +477,29 @@ def history_trace(session_id: str, session: ec.Session, level: float) -> pd.Data
     rows = pd.DataFrame(entry[1], columns=["n_labels", "estimate", "ci_low", "ci_high"])
     rows = rows.reindex(columns=insight.TRACE_COLUMNS)
     rows["component"] = session.measure.component_names[0]
-    if session.pool.y_true is not None:
-        truth = session.measure.g(ec.true_risk(session.pool, session.measure))
-        rows["true_value"] = truth[0]
+    truth = true_value(session_id, session)
+    if truth is not None:
+        rows["true_value"] = truth
     return rows
+
+
+@st.cache_resource
+def _true_values() -> dict:
+    """Session id -> the first component of its measure on the whole pool (O(N) to compute;
+    a session's pool and measure never change), for every tab of this server."""
+    return {}
+
+
+def true_value(session_id: str, session: ec.Session) -> float | None:
+    """The session's measure on the whole pool when the true labels are known (demo pools)."""
+    if session.pool.y_true is None:
+        return None
+    values = _true_values()
+    if session_id not in values:
+        values[session_id] = float(
+            session.measure.g(ec.true_risk(session.pool, session.measure))[0]
+        )
+    return values[session_id]
 
 
 def forget_open_session() -> None:

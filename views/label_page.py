@@ -53,18 +53,6 @@ def history(session: ec.Session, level: float) -> list:
     return rows
 
 
-def true_value(session: ec.Session) -> float | None:
-    """The measure on the whole pool when the true labels are known (demo pools)."""
-    if session.pool.y_true is None:
-        return None
-    cached = st.session_state.get("true_value")
-    if cached is None or cached[0] != session_id:
-        risk = ec.true_risk(session.pool, session.measure)
-        cached = (session_id, float(session.measure.g(risk)[0]))
-        st.session_state.true_value = cached
-    return cached[1]
-
-
 # Our own constant script (no user input in it): runs in the page, in the capture phase of
 # window, so it sees a press before Streamlit's shortcut and button handlers do.
 PRESS_GUARD = """
@@ -199,6 +187,7 @@ def undo(shown_log: str | None = None) -> None:
         st.session_state.flash = str(error)
         return
     session.undo()
+    common.publish(session_id, session)  # a reload now copies it and replays nothing
 
 
 def auto_label(count: int) -> None:
@@ -406,7 +395,11 @@ def labelling() -> None:
             shown = rows[: max(2, len(rows) - len(rows) % 5)]
             cached = st.session_state.get("sparkline")
             if cached is None or cached[:2] != (session_id, shown[-1]):
-                cached = (session_id, shown[-1], sparkline(shown, true_value(session)))
+                cached = (
+                    session_id,
+                    shown[-1],
+                    sparkline(shown, common.true_value(session_id, session)),
+                )
                 st.session_state.sparkline = cached
             st.plotly_chart(
                 cached[2],
