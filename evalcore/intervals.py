@@ -136,15 +136,21 @@ class _PoolStructures:
         self.groupings: list[_Grouping] = []
 
     def grouping(self, block: np.ndarray, codes: np.ndarray, n_codes: int) -> _Grouping:
-        """The grouping of these very arrays, kept when ``codes`` is a sampler's (read-only,
-        shared by its copies); the codes of another measure are grouped for the call."""
+        """The grouping of ``block`` and ``codes``, kept when ``codes`` is a sampler's (a
+        read-only view, shared by its copies); another measure's codes are grouped per call."""
         for grouping in self.groupings:
-            if grouping.block is block and grouping.codes is codes:
+            if grouping.block is block and _owner(grouping.codes) is _owner(codes):
                 return grouping
         grouping = _Grouping(block, codes, n_codes)
         if not codes.flags.writeable:
             self.groupings = [grouping, *self.groupings[: self._GROUPINGS_KEPT - 1]]
         return grouping
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The array that owns ``array``'s memory: samplers of one measure on one pool hold
+    read-only views of the same codes (``frozen``), so they share one grouping."""
+    return array if array.base is None else array.base
 
 
 _structures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # pool -> _PoolStructures

@@ -246,3 +246,13 @@ def test_replaying_a_new_session_builds_its_sampler_once_and_a_used_one_again(po
     used.replay_log(log)
     same_estimate(used.estimate(), session.estimate())
     assert used.next_item() == session.next_item()
+
+
+def test_sessions_of_one_measure_on_one_pool_share_the_intervals_grouping(pool):
+    first = ec.Session(pool, "f1", "ais", seed=1, budget=30, options={"depth": 4})
+    second = ec.Session(pool, "f1", "is", seed=2, budget=30)
+    label_n(first, pool, 3)
+    label_n(second, pool, 3)
+    views = [ec.intervals.oracle_view(s.sampler, s.sampler.codes_, 2) for s in (first, second)]
+    assert views[0].grouping is views[1].grouping  # one O(N) grouping per pool and measure
+    assert views[0].model is not views[1].model  # each session fits its own answers
