@@ -303,15 +303,20 @@ def shown_threshold(at) -> str:
     return slider.options[slider.value]
 
 
+def run_comparison(at, samplers, budget, repeats):
+    """On the Compare page: simulate ``samplers`` to ``budget`` labels, ``repeats`` times."""
+    at.multiselect(key="compare_samplers").set_value(samplers)
+    at.number_input(key="compare_budget").set_value(budget)
+    at.number_input(key="compare_repeats").set_value(repeats)
+    at.button(key="run_compare").click().run()
+    assert not at.exception, at.exception
+
+
 def test_the_compare_page_runs_simulations_and_keeps_the_results():
     at = opened_sample()
     at.switch_page("views/compare_page.py").run()
     assert not at.exception, at.exception
-    at.multiselect(key="compare_samplers").set_value(["is", "passive"])
-    at.number_input(key="compare_budget").set_value(30)
-    at.number_input(key="compare_repeats").set_value(3)
-    at.button(key="run_compare").click().run()
-    assert not at.exception, at.exception
+    run_comparison(at, ["is", "passive"], 30, 3)
     assert len(at.get("plotly_chart")) == 2  # MSE and KL
     assert at.button(key="run_compare").disabled  # cached: nothing left to run
     at.switch_page("views/start_page.py").run()
@@ -323,11 +328,7 @@ def test_a_sampler_whose_estimate_is_never_defined_is_named_not_dropped():
     """Regression: passive sampling on the needle pool vanished from the chart and table."""
     at = opened_sample("needle.csv.gz")
     at.switch_page("views/compare_page.py").run()
-    at.multiselect(key="compare_samplers").set_value(["passive", "is"])
-    at.number_input(key="compare_budget").set_value(20)
-    at.number_input(key="compare_repeats").set_value(2)
-    at.button(key="run_compare").click().run()
-    assert not at.exception, at.exception
+    run_comparison(at, ["passive", "is"], 20, 2)
     messages = " ".join(info.value for info in at.info)
     assert "Passive (uniform random): the estimate was undefined in every run" in messages
 
@@ -712,11 +713,7 @@ def test_a_regression_session_from_the_built_in_demo_through_every_page():
         assert not at.exception, (page, at.exception)
     assert at.info[0].value.startswith("The precision-recall curve is for classifiers")
     at.switch_page("views/compare_page.py").run()
-    at.multiselect(key="compare_samplers").set_value(["ais", "passive"])
-    at.number_input(key="compare_budget").set_value(30)
-    at.number_input(key="compare_repeats").set_value(3)
-    at.button(key="run_compare").click().run()
-    assert not at.exception, at.exception
+    run_comparison(at, ["ais", "passive"], 30, 3)
     assert len(at.get("plotly_chart")) == 2  # MSE and KL
 
 

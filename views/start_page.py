@@ -150,6 +150,16 @@ def pick(label, default, key):
     return None if choice == NONE else choice
 
 
+def pick_content(used: set, guessed, key: str) -> list:
+    """The columns shown while labelling: any not already mapped (``used``)."""
+    return st.multiselect(
+        "Content shown while labelling",
+        [c for c in columns if c not in used],
+        default=[c for c in guessed if c not in used],
+        key=f"{key}_{upload_key}",
+    )
+
+
 def refuse(error: ec.PoolValidationError) -> None:
     """Say why the mapped table is no pool yet, with its first offending rows, and stop."""
     st.error(f"**This table cannot be used yet.** {common.plain(error)}")
@@ -201,12 +211,7 @@ if kind == KINDS[2]:
             help="Shown beside the values on the label page; it changes no number.",
         )
         used = {prediction, spread, item_id, truth}
-        content = st.multiselect(
-            "Content shown while labelling",
-            [c for c in columns if c not in used],
-            default=[c for c in guess.content if c not in used],
-            key=f"map_rcontent_{upload_key}",
-        )
+        content = pick_content(used, guess.content, "map_rcontent")
     mapping = regression.RegressionMapping(
         prediction, truth, spread, item_id, tuple(content), unit.strip() or None
     )
@@ -258,12 +263,7 @@ with right:
     item_id = pick("Item id", detected.id, key="map_id")
     label = pick("True label (for simulation)", detected.label, key="map_label")
     used = {score if isinstance(score, str) else None, prob, pred, item_id, label, *(score or ())}
-    content = st.multiselect(
-        "Content shown while labelling",
-        [c for c in columns if c not in used],
-        default=[c for c in detected.content if c not in used],
-        key=f"map_content_{upload_key}",
-    )
+    content = pick_content(used, detected.content, "map_content")
 mapping = ec.ColumnMapping(
     score=score, id=item_id, pred=pred, prob=prob, label=label, content=tuple(content)
 )
