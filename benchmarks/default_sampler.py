@@ -8,9 +8,11 @@ false negatives at moderate probability; over_confident: probabilities far too s
 Samplers:
 
 * ``ais``: the default, AIS on a mixture of the item-level and block-level proposals, the
-  block share chosen after every answer (``AISSampler._block_share``);
-* ``ais-half``: the same with the block share fixed at one half;
-* ``ais-item``: AIS on the item-level oracle model alone (``oracle.ItemLevelModel``);
+  block share chosen after every answer (``AISSampler._block_share``), the item-level model
+  averaged with the identity map by the evidence (``oracle.ItemLevelModel``);
+* ``ais-map``: the default before model averaging (the recalibration's MAP alone, the block
+  share at least 0.1); rows of two other variants of it (a fixed share of one half, the
+  item-level model alone) were dropped with it and are in the file's history;
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -46,11 +48,10 @@ POOLS = ["over_confident (prob)", "sharp_calibrated (prob)", "abt-buy (prob)", "
 POOLS += ["tweets100k"]
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
-    "ais-half": ("ais", {"block_share": 0.5}),
+    "ais-map": ("ais", {"model_averaging": False}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
-    "ais-item": ("ais", {"oracle_model": "item"}),
 }
 BASELINES = ("ais-block", "ais-1", "is")
 CHECKPOINTS = (500, 1000, 2000)
@@ -126,7 +127,7 @@ def write_markdown(path: Path = OUT) -> None:
         for row in group.sort_values(["n_labels", "sampler"]).itertuples():
             others = group[(group.n_labels == row.n_labels) & group.sampler.isin(BASELINES)]
             ratio = ""
-            if row.sampler in ("ais", "ais-half", "ais-item") and len(others):
+            if row.sampler in ("ais", "ais-map") and len(others):
                 best = others.loc[others.mse.idxmin()]
                 ratio = f"{row.mse / best.mse:.2f} (vs {best.sampler})"
             width = "" if pd.isna(row.width) else f"{row.width:.3f}"

@@ -98,6 +98,7 @@ class BernoulliSampler(SharesFrozenArrays):
         branching: int = 2,
         epsilon: float = 1e-6,
         oracle_model: str = "mixture",
+        model_averaging: bool = True,
     ):
         if int(round_size) != round_size or round_size < 1:
             raise ValueError(f"`round_size` must be a positive integer, got {round_size!r}.")
@@ -118,7 +119,9 @@ class BernoulliSampler(SharesFrozenArrays):
         self.model_ = DirichletTreeModel(
             self.partition, prior_from_probabilities(pool.prob, self.partition)
         )
-        cells = oracle_cells(pool, self.partition, self.codes_, self.n_codes_, oracle_model)
+        cells = oracle_cells(
+            pool, self.partition, self.codes_, self.n_codes_, oracle_model, model_averaging
+        )
         self.oracle_model, self.item_model_ = cells.model, cells.item_model
         self.cell_of_, self.cell_block_, self.cell_code_ = cells.cell_of, cells.block, cells.code
         self.cell_logit_ = cells.logit

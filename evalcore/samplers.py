@@ -433,7 +433,9 @@ class OracleCells:
     logit: np.ndarray | None
 
 
-def oracle_cells(pool, partition, codes, n_codes, oracle_model: str) -> OracleCells:
+def oracle_cells(
+    pool, partition, codes, n_codes, oracle_model: str, model_averaging: bool = True
+) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
     if oracle_model not in ("block", "item", "mixture"):
@@ -443,7 +445,9 @@ def oracle_cells(pool, partition, codes, n_codes, oracle_model: str) -> OracleCe
     model = oracle_model if pool.n_classes == 2 else "block"
     item_model, bin_of, n_bins = None, np.zeros(pool.n_pool, dtype=np.int64), 1
     if model != "block":
-        item_model = ItemLevelModel(pool.prob[:, 1], partition.block, partition.n_blocks)
+        item_model = ItemLevelModel(
+            pool.prob[:, 1], partition.block, partition.n_blocks, model_averaging
+        )
         bin_of, n_bins = item_model.bin_of, item_model.n_bins
     present, cell_of = compact_codes((partition.block * n_bins + bin_of) * n_codes + codes)
     logit = None
@@ -499,6 +503,7 @@ class AISSampler(ImportanceSampler):
         batch_repeats=True,
         oracle_model="mixture",
         block_share=None,
+        model_averaging=True,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         if not 0 <= defensive < 1:
@@ -518,7 +523,9 @@ class AISSampler(ImportanceSampler):
             em_tol=em_tol,
             em_max_iter=em_max_iter,
         )
-        cells = oracle_cells(pool, self.partition, self.codes_, self.n_codes_, oracle_model)
+        cells = oracle_cells(
+            pool, self.partition, self.codes_, self.n_codes_, oracle_model, model_averaging
+        )
         self.oracle_model, self.item_model_ = cells.model, cells.item_model
         self.cell_block_, self.cell_code_, self.cell_logit_ = cells.block, cells.code, cells.logit
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
@@ -596,12 +603,18 @@ class AISSampler(ImportanceSampler):
         return cells
 
     def _block_share(self, item, block) -> float:
-        """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1, 0.9]: the grid value
+        """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1 w, 0.9]: the grid value
         that minimizes the draws' estimate of the proposal's second moment,
         sum_x p(x)^2 u(x)^2 / q_lambda(x) ~ (1/n) sum_j w_j p(x_j) u_j^2 / q_lambda(x_j), with
         u = Dg(R_t) l at each draw's answer (He & Owen 2014 choose mixture weights the same
-        way); 0.5 until a draw has a non-zero u. The bounds keep each proposal's weights
-        within 10 times its own (a defensive mixture, Hesterberg 1995)."""
+        way); 0.5 until a draw has a non-zero u. The upper bound keeps the weights within 10
+        times the item-level proposal's (a defensive mixture, Hesterberg 1995). The lower
+        bound is the tree's share of exploration: the estimate above cannot see positives no
+        draw has found, so it always moves to the floor; the floor is 0.1 times w, the
+        posterior probability that the classifier's probabilities need recalibrating
+        (``ItemLevelModel.recalibration_weight_``; w = 1 without model averaging). Where the
+        answers bear the probabilities out, draws go where they say; where the answers
+        contradict them, the tree keeps looking where they are falsely sure."""
         draws = self.draws()
         u2 = item[3][self.codes_[draws.items], draws.labels]
         matters = (u2 > 0) & (draws.count > 0)
@@ -614,7 +627,10 @@ class AISSampler(ImportanceSampler):
         else:
             cell = self.cell_of_[items]
             q_item, q_block = item[0][cell] / item[2], block[0][cell] / block[2]
-        shares = np.linspace(0.1, 0.9, 33)
+        floor = 0.1
+        if self.item_model_.model_averaging:
+            floor *= self.item_model_.recalibration_weight_
+        shares = np.linspace(floor, 0.9, 33)
         q = (1 - shares[:, None]) * q_item + shares[:, None] * q_block
         terms = (draws.count * draws.weight * u2)[matters]
         return float(shares[np.argmin((terms / q).sum(axis=1))])

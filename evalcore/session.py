@@ -70,9 +70,13 @@ class ReplayError(SessionError):
 _LATER_OPTIONS = {
     "passive": {"batch_repeats": (True, False)},
     "is": {"batch_repeats": (True, False)},
-    "ais": {"batch_repeats": (True, False), "oracle_model": ("mixture", "block")},
+    "ais": {
+        "batch_repeats": (True, False),
+        "oracle_model": ("mixture", "block"),
+        "model_averaging": (True, False),
+    },
     "ais-1": {"batch_repeats": (True, False)},
-    "bernoulli": {"oracle_model": ("mixture", "block")},
+    "bernoulli": {"oracle_model": ("mixture", "block"), "model_averaging": (True, False)},
 }
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import synthetic_pool
 from scipy.optimize import minimize
-from scipy.special import log_softmax
+from scipy.special import expit, log_softmax, logsumexp
 
 import evalcore as ec
 
@@ -178,3 +178,68 @@ def test_item_level_model_follows_the_answers_to_the_truth():
     truth = 1 / (1 + np.exp(-(-0.5 + 0.7 * z + np.where(block == 2, 1.5, 0.0))))
     fitted = model.cell_probability(block, z)
     assert np.median(np.abs(np.log(fitted / truth))) < 0.15
+
+
+def log_evidence_ratio_by_quadrature(z, y):
+    """log p(y | M1) - log p(y | M0) for one block, by quadrature on a fine grid. With one
+    block the likelihood depends on a and d through s = a + d only, s ~ N(0, 2^2 + 1^2)
+    under M1 (a ~ N(0, 4), b ~ N(1, 1)); M0 fixes (a, b) = (0, 1) and d ~ N(0, 1)."""
+    s, b = np.linspace(-8, 8, 801), np.linspace(-1.5, 3.5, 501)
+
+    def log_likelihood(intercept, slope):
+        eta = intercept[:, None] + slope * z[None, :]
+        return eta @ y - np.logaddexp(0, eta).sum(axis=1)
+
+    def log_normal(x, variance):
+        return -0.5 * np.log(2 * np.pi * variance) - x**2 / (2 * variance)
+
+    rows = [
+        log_likelihood(s, slope) + log_normal(s, 5.0) + log_normal(slope - 1, 1.0) for slope in b
+    ]
+    log_m1 = logsumexp(np.array(rows)) + np.log((s[1] - s[0]) * (b[1] - b[0]))
+    log_m0 = logsumexp(log_likelihood(s, 1.0) + log_normal(s, 1.0)) + np.log(s[1] - s[0])
+    return log_m1 - log_m0
+
+
+@pytest.mark.parametrize("seed, a, b", [(0, 0.0, 1.0), (1, 0.3, 0.8), (2, 0.5, 0.6)])
+def test_the_recalibration_weight_is_the_posterior_probability_of_the_recalibrated_map(seed, a, b):
+    """w = expit(log B_10) with Laplace's B_10, checked against quadrature (300 answers, one
+    block; Laplace's error is below 0.01 in log B_10 here)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(-1.0, 2.0, 300)
+    y = (rng.random(300) < expit(a + b * z)).astype(int)
+    model = ec.ItemLevelModel(expit(z), np.zeros(300, dtype=int), 1)
+    model.fit(np.arange(300), y)
+    w = model.recalibration_weight_
+    assert np.log(w / (1 - w)) == pytest.approx(log_evidence_ratio_by_quadrature(z, y), abs=0.05)
+
+
+def test_model_averaging_keeps_calibrated_probabilities_and_recalibrates_wrong_ones():
+    """400 answers at logit p̂ ~ N(-2, 2^2), the prediction read at logit p̂ = -16. Labels
+    drawn from p̂ itself (13 pools): w stays small, and the averaged prediction stays near p̂
+    in the tail, where the recalibration's MAP alone extrapolates its slope (a factor
+    exp(16 |b - 1|)). Labels drawn from expit(logit p̂ / 3), p̂ over-confident: w is 1 and
+    the prediction is the MAP's."""
+    tail = np.zeros(1, dtype=int), np.array([-16.0])
+    averaged_error, map_error = [], []
+    for seed in range(7, 20):
+        rng = np.random.default_rng(seed)
+        z = rng.normal(-2.0, 2.0, 400)
+        labels = (rng.random(len(z)) < expit(z)).astype(int)
+        block = np.zeros(len(z), dtype=int)
+        averaged = ec.ItemLevelModel(expit(z), block, 1)
+        alone = ec.ItemLevelModel(expit(z), block, 1, model_averaging=False)
+        for model in (averaged, alone):
+            model.fit(np.arange(len(z)), labels)
+        np.testing.assert_allclose(averaged.coef_, alone.coef_)  # M1's MAP either way
+        assert averaged.recalibration_weight_ < 0.35
+        averaged_error.append(abs(np.log(averaged.cell_probability(*tail)[0] / expit(-16.0))))
+        map_error.append(abs(np.log(alone.cell_probability(*tail)[0] / expit(-16.0))))
+    assert np.median(averaged_error) < np.median(map_error) / 2
+    assert max(averaged_error) < max(map_error) / 2
+    over_confident = (rng.random(len(z)) < expit(z / 3)).astype(int)
+    averaged.fit(np.arange(len(z)), over_confident)
+    assert averaged.recalibration_weight_ > 0.999
+    assert averaged.coef_[1] == pytest.approx(1 / 3, abs=0.1)
+    recalibrated = expit(averaged.coef_[0] - 16.0 * averaged.coef_[1] + averaged.offset_[0])
+    assert averaged.cell_probability(*tail)[0] == pytest.approx(recalibrated, rel=1e-3)

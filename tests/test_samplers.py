@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from conftest import multiclass_pool, synthetic_pool
 from scipy import stats
+from scipy.special import expit
 
 import evalcore as ec
 
@@ -221,7 +222,8 @@ def test_the_cost_of_the_next_item_does_not_grow_with_the_repeats():
 def test_the_default_ais_proposal_mixes_the_item_and_block_proposals():
     """Three AIS samplers given the same answers: the default's pmf is the mixture
     (1 - lambda) q_item + lambda q_block of the item-level and block-level pmfs, item by item,
-    with lambda in [0.1, 0.9] (so its weights are at most 10 times either's), and a
+    with lambda in [0.1 w, 0.9] (w the posterior probability that the classifier needs
+    recalibrating; the weights are at most 10 times the item-level proposal's), and a
     multi-class pool falls back to the block-level model."""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
@@ -237,7 +239,7 @@ def test_the_default_ais_proposal_mixes_the_item_and_block_proposals():
     pmf = {model: sampler.pmf() for model, sampler in samplers.items()}
     assert not np.allclose(pmf["item"], pmf["block"])
     share = samplers["mixture"].block_share_
-    assert 0.1 <= share <= 0.9
+    assert 0.1 * samplers["mixture"].item_model_.recalibration_weight_ <= share <= 0.9
     mixed = (1 - share) * pmf["item"] + share * pmf["block"]
     np.testing.assert_allclose(pmf["mixture"], mixed, rtol=1e-12)
     three_class = multiclass_pool(n=300)
@@ -274,10 +276,32 @@ def test_the_block_share_minimizes_the_draws_estimate_of_the_second_moment():
     draws = sampler.draws()
     u2 = item[3][sampler.codes_[draws.items], draws.labels]
     position = sampler.labelled_position_[draws.items]
-    grid = np.linspace(0.1, 0.9, 33)
+    grid = np.linspace(0.1 * sampler.item_model_.recalibration_weight_, 0.9, 33)
     moments = []
     for share in grid:
         q = (1 - share) * item[1][position] / item[2] + share * block[1][position] / block[2]
         needed = u2 > 0
         moments.append(np.sum((draws.count * draws.weight * u2)[needed] / q[needed]))
     assert sampler.block_share_ == pytest.approx(grid[int(np.argmin(moments))])
+
+
+def test_the_tree_explores_in_proportion_to_the_evidence_against_the_probabilities():
+    """The same 4,000 items and labels, the probabilities reported calibrated or three times
+    too sure in the logit. After 150 answers the over-confident pool's recalibration has the
+    higher posterior weight w, and so the block-level tree the larger share of the proposal
+    (both at their floor 0.1 w: no draw has shown the tree's proposal to be better)."""
+    rng = np.random.default_rng(3)
+    z = rng.normal(-5.0, 3.0, 4000)
+    y = (rng.random(len(z)) < expit(z)).astype(int)
+    weight, share = {}, {}
+    for name, reported in (("calibrated", z), ("over-confident", 3 * z)):
+        pool = ec.Pool.from_arrays(reported, y_true=y, prob=expit(reported))
+        sampler = ec.make_sampler("ais", pool, ec.get_measure("f1"), 0, depth=4)
+        while sampler.n_labels < 150:
+            sampler.record(pool.y_true[sampler.propose().item])
+        sampler.pmf_of(np.arange(1))  # refreshes the proposal after the last answer
+        weight[name] = sampler.item_model_.recalibration_weight_
+        share[name] = sampler.block_share_
+        assert share[name] == pytest.approx(0.1 * weight[name])
+    assert weight["calibrated"] < 0.5 < weight["over-confident"]
+    assert share["calibrated"] < share["over-confident"] / 2
