@@ -83,7 +83,8 @@ class BernoulliSampler(SharesFrozenArrays):
     random order. With a ``budget`` the rounds are planned up front, sizes round_size, ...,
     and the remainder, so the expected number of labels is the budget; the plan is fixed
     before any answer so that the estimator's round weights are too (its unbiasedness needs
-    that). Without a budget rounds continue until the caller stops.
+    that). Without a budget rounds continue until the caller stops. ``oracle_model`` and
+    ``model_averaging`` choose pi as in ``AISSampler``.
     """
 
     def __init__(

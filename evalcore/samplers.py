@@ -479,9 +479,14 @@ class AISSampler(ImportanceSampler):
       probabilities are falsely tiny (over-confident pools); the tree's prior spreads the
       positives over every block, so on its own it wastes labels where calibrated
       probabilities are sure. lambda (``block_share``; None: chosen after every answer by
-      ``_block_share``, in [0.1, 0.9]) keeps the weights within 1 / min(lambda, 1 - lambda)
-      of either component's (a defensive mixture: Hesterberg 1995, Owen & Zhou 2000), and
-      Theorem 1's floor holds for both components.
+      ``_block_share``, in [0.1 w, 0.9], w the item-level model's weight on recalibrating
+      the classifier) keeps the weights within 1 / min(lambda, 1 - lambda) of either
+      component's (a defensive mixture: Hesterberg 1995, Owen & Zhou 2000), and Theorem 1's
+      floor holds for both components.
+
+    ``model_averaging`` (default True) averages the item-level model's recalibration with
+    the identity map by their evidence (``ItemLevelModel``); False is the MAP alone, as
+    sessions saved before it were labelled.
     """
 
     separate_labelled = True

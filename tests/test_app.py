@@ -155,10 +155,18 @@ def test_no_positive_found_yet_is_said_in_words_not_as_a_zero_width_interval():
 
 
 def test_the_label_page_says_when_the_interval_reaches_to_the_models_estimate():
-    at = labelled_session(budget=100, clicks=2)  # products pool, AIS, 20 answers
-    notes = [c for c in at.caption if c.value.startswith("The interval reaches down to what")]
-    assert notes, [c.value for c in at.caption]
-    assert "the F1 score at 0" in notes[0].help.replace("\\", "")
+    """Ten answers at a time (products pool, AIS): the note is shown exactly when the
+    session's interval takes its lower limit from the model's, which happens within 80."""
+    at, shown = labelled_session(budget=100, clicks=0), []
+    for _ in range(8):
+        at.button(key="auto").click().run()
+        session = at.session_state["open_session"][1]
+        from_model = session.estimate().limits_from_model(0.95)[0][0]
+        notes = [c for c in at.caption if c.value.startswith("The interval reaches down to what")]
+        assert bool(notes) == from_model, [c.value for c in at.caption]
+        shown += notes
+    assert shown
+    assert "the F1 score at 0" in shown[0].help.replace("\\", "")
 
 
 def test_uploaded_class_names_on_the_label_page_are_shown_as_text():
