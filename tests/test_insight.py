@@ -152,6 +152,7 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "depth": 4,
         "batch_repeats": True,
         "oracle_model": "mixture",
+        "model_averaging": True,
     }
     assert report["labels_used"] == 60
     (component,) = report["components"]
