@@ -324,7 +324,7 @@ class ItemLevelModel(SharesFrozenArrays):
         pi_t(1 | x) = w pi_1(x) + (1 - w) pi_0(x),   w = expit(log B_10),
 
     where B_10 = p(y | M1) / p(y | M0) is the Bayes factor by Laplace's method (Kass &
-    Raftery 1995, JASA 90, eq. 5; Tierney & Kadane 1986): log p(y | M) ~ log p(y | th^) +
+    Raftery 1995, "Bayes factors", JASA 90; Tierney & Kadane 1986): log p(y | M) ~ log p(y | th^) +
     log p(th^) + (k / 2) log 2 pi - (1/2) log det H at the MAP th^ with H the negative Hessian
     of the log posterior. The constants of the d_k cancel, leaving
 

@@ -615,7 +615,7 @@ class AISSampler(ImportanceSampler):
         way); 0.5 until a draw has a non-zero u. The upper bound keeps the weights within 10
         times the item-level proposal's (a defensive mixture, Hesterberg 1995). The lower
         bound is the tree's share of exploration: the estimate above cannot see positives no
-        draw has found, so it always moves to the floor; the floor is 0.1 times w, the
+        draw has found, so on every pool we tried it sits at the floor: 0.1 times w, the
         posterior probability that the classifier's probabilities need recalibrating
         (``ItemLevelModel.recalibration_weight_``; w = 1 without model averaging). Where the
         answers bear the probabilities out, draws go where they say; where the answers
