@@ -228,10 +228,24 @@ class DirichletTreeModel:
         return self._em_map(self.response_ if response is None else response)[1]
 
 
+def recalibration_weight(log_post_1, log_det_1, log_post_0, log_det_0) -> float:
+    """w = expit(log B_10), the posterior probability (prior odds 1) of recalibrating the
+    classifier's probabilities against keeping them, from the Bayes factor by Laplace's method
+    (Kass & Raftery 1995, "Bayes factors", JASA 90; Tierney & Kadane 1986):
+
+        log B_10 = L_1 - L_0 + (1/2)(log det P - log det H_1 + log det H_0),
+
+    L the log posteriors at the two MAPs (without constants), P = diag(1/4, 1) the prior
+    precision of the map's (a, b) and H the negative Hessians of the log posteriors in the
+    parameters each model fits (``log_det_0`` is 0 when the identity map fits none)."""
+    prior_log_det = np.sum(np.log(1.0 / RecalibratedProbabilities.prior_sd**2))
+    return float(expit(log_post_1 - log_post_0 + 0.5 * (prior_log_det - log_det_1 + log_det_0)))
+
+
 class RecalibratedProbabilities:
     """p(y = 1 | x) = expit(a + b logit p̂(x)): the classifier's probabilities p̂, recalibrated
     on the answers (Platt 1999 scaling in the logit of p̂; Kull et al. 2017's beta calibration
-    with equal shape parameters).
+    with equal shape parameters), averaged with p̂ itself by the evidence.
 
     (a, b) is the MAP under a Gaussian prior centred on the identity map, a ~ N(0, 2^2),
     b ~ N(1, 1): calibrated probabilities are kept until the answers contradict them, and
@@ -239,6 +253,15 @@ class RecalibratedProbabilities:
     model cannot do where a block has few labels. Answers are selected on x only, so the
     conditional likelihood needs no importance weights. Items are grouped into 64 quantile
     bins of logit p̂ (``bin_of``), evaluated at the bin's mean logit.
+
+    As in ``ItemLevelModel``, the prediction averages the recalibrated map M1 with the
+    identity map M0 (p̂ as it is) by their posterior probabilities, ``bin_probability`` =
+    w p_1 + (1 - w) p_0 with w = ``recalibration_weight_`` (``recalibration_weight``, M0
+    fitting no parameter). ``covariance_`` is M1's posterior covariance of (a, b) by Laplace's
+    method, H_1^-1: the intervals carry it to the model's estimate (``intervals``). A MAP
+    alone moves with weak evidence, and its slope extrapolates far into the tails where the
+    hidden positives are: early in a session on a calibrated pool it can multiply the tail's
+    odds several-fold, which no variance term then accounts for.
     """
 
     prior_sd = np.array([2.0, 1.0])
@@ -250,19 +273,24 @@ class RecalibratedProbabilities:
         self.bin_of = frozen(np.searchsorted(edges, self.logit_, side="right"))
         counts = np.bincount(self.bin_of)
         self.bin_logit_ = frozen(np.bincount(self.bin_of, self.logit_) / np.maximum(counts, 1))
+        self._reset()
+
+    def _reset(self) -> None:
         self.coef_ = np.array([0.0, 1.0])
+        self.covariance_ = np.diag(self.prior_sd**2)
+        self.recalibration_weight_ = 0.5  # before any answer both maps are p̂
         self._n_fitted = -1
 
     def unfitted(self) -> RecalibratedProbabilities:
         """A model at the identity map that shares these bins (O(1); the bins cost O(N))."""
         twin = copy.copy(self)
-        twin.coef_, twin._n_fitted = np.array([0.0, 1.0]), -1
+        twin._reset()
         return twin
 
     def fit(self, items: np.ndarray, labels: np.ndarray) -> None:
         """Newton's method with step halving on the log posterior (concave, so it converges
         from any start; plain Newton steps can overshoot into saturation and diverge when the
-        answers are nearly separable in logit p̂)."""
+        answers are nearly separable in logit p̂); then M1's covariance and the weight w."""
         if len(items) == self._n_fitted:
             return
         self._n_fitted = len(items)
@@ -275,13 +303,15 @@ class RecalibratedProbabilities:
             eta = X @ coef
             return y @ eta - np.logaddexp(0.0, eta).sum() - 0.5 * precision @ (coef - centre) ** 2
 
-        coef = centre.copy()  # from the identity each time, so a replay gives the same fit
-        current = log_posterior(coef)
-        for _ in range(100):
+        def negative_hessian(coef):
             p = expit(X @ coef)
-            gradient = X.T @ (y - p) - precision * (coef - centre)
-            hessian = (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
-            step = np.linalg.solve(hessian, gradient)
+            return (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
+
+        coef = centre.copy()  # from the identity each time, so a replay gives the same fit
+        current = identity = log_posterior(coef)
+        for _ in range(100):
+            gradient = X.T @ (y - expit(X @ coef)) - precision * (coef - centre)
+            step = np.linalg.solve(negative_hessian(coef), gradient)
             while True:
                 trial = log_posterior(coef + step)
                 if trial >= current - 1e-12 or np.max(np.abs(step)) < 1e-10:
@@ -291,9 +321,20 @@ class RecalibratedProbabilities:
             if np.max(np.abs(step)) < 1e-8:
                 break
         self.coef_ = coef
+        hessian = negative_hessian(coef)
+        self.covariance_ = np.linalg.inv(hessian)
+        log_det = np.linalg.slogdet(hessian)[1]
+        self.recalibration_weight_ = recalibration_weight(current, log_det, identity, 0.0)
+
+    def recalibrated_probability(self, logit_p: np.ndarray) -> np.ndarray:
+        """M1's p(y = 1) at ``logit_p``, the logit of the classifier's probability."""
+        return expit(self.coef_[0] + self.coef_[1] * logit_p)
 
     def bin_probability(self) -> np.ndarray:
-        return expit(self.coef_[0] + self.coef_[1] * self.bin_logit_)
+        """The averaged prediction per bin, w p_1 + (1 - w) p_0, shape ``(n_bins,)``."""
+        weight = self.recalibration_weight_
+        recalibrated = self.recalibrated_probability(self.bin_logit_)
+        return weight * recalibrated + (1 - weight) * expit(self.bin_logit_)
 
 
 class ItemLevelModel(SharesFrozenArrays):
@@ -368,9 +409,7 @@ class ItemLevelModel(SharesFrozenArrays):
         if not self.model_averaging:
             return
         _, self.identity_offset_, log_post_0, log_det_0 = self._map(x, y, block, free_map=False)
-        prior_log_det = np.sum(np.log(1.0 / RecalibratedProbabilities.prior_sd**2))
-        log_bayes_factor = log_post - log_post_0 + 0.5 * (prior_log_det - log_det + log_det_0)
-        self.recalibration_weight_ = float(expit(log_bayes_factor))
+        self.recalibration_weight_ = recalibration_weight(log_post, log_det, log_post_0, log_det_0)
 
     def _map(self, x, y, block, free_map: bool):
         """The joint MAP of (a, b, d) (``free_map``) or of d with (a, b) at the identity, by

@@ -243,3 +243,35 @@ def test_model_averaging_keeps_calibrated_probabilities_and_recalibrates_wrong_o
     assert averaged.coef_[1] == pytest.approx(1 / 3, abs=0.1)
     recalibrated = expit(averaged.coef_[0] - 16.0 * averaged.coef_[1] + averaged.offset_[0])
     assert averaged.cell_probability(*tail)[0] == pytest.approx(recalibrated, rel=1e-3)
+
+
+@pytest.mark.parametrize("seed, a, b", [(3, 0.0, 1.0), (4, -0.5, 1.5), (5, 0.4, 0.5)])
+def test_the_recalibrated_probabilities_weight_and_covariance_match_quadrature(seed, a, b):
+    """``RecalibratedProbabilities``: w = expit(log B_10) against p̂ itself (no parameter)
+    and the Laplace covariance of (a, b), both against a quadrature of the posterior on a
+    grid (200 answers; measured: within 0.011 in log B_10 and 8% in the covariance)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(-1.0, 2.0, 200)
+    y = (rng.random(200) < expit(a + b * z)).astype(int)
+    model = ec.RecalibratedProbabilities(expit(z))
+    model.fit(np.arange(200), y)
+    intercepts, slopes = np.linspace(-6, 6, 601), np.linspace(-2, 4, 601)
+    eta = intercepts[:, None, None] + slopes[None, :, None] * z[None, None, :]
+    log_joint = (
+        eta @ y
+        - np.logaddexp(0, eta).sum(axis=2)
+        - intercepts[:, None] ** 2 / 8
+        - (slopes[None, :] - 1) ** 2 / 2
+        - np.log(2 * np.pi * 2.0)
+    )
+    cell = (intercepts[1] - intercepts[0]) * (slopes[1] - slopes[0])
+    log_m1 = logsumexp(log_joint) + np.log(cell)
+    log_m0 = z @ y - np.logaddexp(0, z).sum()
+    w = model.recalibration_weight_
+    assert np.log(w / (1 - w)) == pytest.approx(log_m1 - log_m0, abs=0.05)
+    posterior = np.exp(log_joint - logsumexp(log_joint))
+    grid = np.stack(np.meshgrid(intercepts, slopes, indexing="ij"))  # (2, a, b)
+    mean = np.einsum("ab,kab->k", posterior, grid)
+    centred = grid - mean[:, None, None]
+    covariance = np.einsum("ab,kab,lab->kl", posterior, centred, centred)
+    np.testing.assert_allclose(model.covariance_, covariance, rtol=0.1)
