@@ -43,9 +43,10 @@ VARIANTS = {
 CHECKPOINTS = (200, 500, 1000, 2000)
 # the interval construction measured: "hull" = the hull of the design's and the oracle
 # model's intervals (evalcore.intervals); "hull+logit" = and Bernoulli's limits on the logit
-# scale (they were seed 004's Beta), and the hull for stratified designs too; rows without a
-# tag predate the hull
-INTERVALS = "hull+logit"
+# scale (they were seed 004's Beta), and the hull for stratified designs too; "+recal" = and
+# the model's interval carries the recalibration's uncertainty, averaged with p̂ itself by the
+# evidence (intervals.recalibration_variance); rows without a tag predate the hull
+INTERVALS = "hull+logit+recal"
 BUDGET = 2000
 POOLS = {
     "abt-buy (expit)": ("abt-buy.csv.gz", None),
@@ -134,6 +135,8 @@ def verdict(row) -> str:
     made = getattr(row, "intervals", None)
     if made == INTERVALS:
         pass
+    elif made == "hull+logit":
+        notes.append("measured before the recalibration's uncertainty")
     elif made == "hull" and row.sampler.startswith("bernoulli"):
         notes.append("measured with the hull and seed 004's Beta limits")
     elif made != "hull":
@@ -156,7 +159,8 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
         "`ais-block` and `bernoulli-block` use seed 003's block-level model alone, the "
         "defaults before. Intervals are the hull of the design's and the oracle model's "
         "(`evalcore.intervals`); rows noted as measured before the hull are the design's "
-        "interval alone and await a rerun. "
+        "interval alone and await a rerun; rows noted as measured before the recalibration's "
+        "uncertainty had the model's interval around its Platt map's MAP alone. "
         "Bernoulli's limits are on the logit scale (rows tagged so were seed 004's Beta).",
         "",
     ]

@@ -7,7 +7,8 @@ and standard error are negatively correlated and Wald intervals miss on one side
 of knowledge about the unlabelled items help without touching the design's estimate:
 
 * **The model variance.** The oracle model pi(y|x) (binary pools: the classifier's
-  probabilities recalibrated on the answers, ``RecalibratedProbabilities``; multi-class pools:
+  probabilities recalibrated on the answers and averaged with them by the evidence,
+  ``RecalibratedProbabilities``; multi-class pools:
   the sampler's Dirichlet tree, or one fitted to its answers, seed 003 Sec. 4, 5.2) says what
   the unlabelled items can still add. Labelled items count at their answers (deterministic
   oracle), so it vanishes only when every item whose loss can change the measure is labelled.
@@ -27,22 +28,26 @@ of knowledge about the unlabelled items help without touching the design's estim
   answers where items are labelled, pi's expectation elsewhere (a prediction estimator,
   Saerndal, Swensson & Wretman 1992, Sec. 6.7; here with the recalibrated probabilities),
   G_model = g((1/N) [sum_{x labelled} l(x, y_x) + sum_{x unlabelled} E_pi l(x, y)]), with
-  the remainder variance above as its variance. It errs where the model is wrong, the design
+  the remainder variance above plus, on binary pools, the recalibration's own uncertainty
+  (``recalibration_variance``) as its variance. It errs where the model is wrong, the design
   estimate where its draws have missed the rare heavy events, and the two errors tend to lie on
   opposite sides of the truth (over-confident probabilities: the model under-counts the
   hidden false negatives by a factor 2-3, the design has not drawn them). The reported
   interval is the hull of the design's interval and the model's (``model_estimate``). Measured
-  (F1, 60 runs, AIS at 500 labels): coverage 0.73 -> 0.92 on the over-confident synthetic
-  pool (width 0.34 -> 0.43), 0.95 -> 1.00 on abt-buy with its calibrated column (width 0.144
-  -> 0.157). Adding the recalibration's parameter uncertainty to the variance instead
-  (Laplace approximation, linearised) covered as well but doubled or tripled the width on the
-  calibrated pools (0.146 -> 0.41 on abt-buy at 200 labels): for a fixed pool it counts as
-  uncertain what every run shares. Stratified designs report the hull too: with their
-  stratum variances alone (F1, 200 runs, proportional allocation) they covered 0.57-0.82 on
-  the rare pools where the estimate was defined, with the hull 1.00 at median widths 0-7%
-  wider; on the balanced tweets100k the model's bias widens them by up to 21% (2000 labels:
-  0.036 -> 0.043, coverage 0.955 -> 0.97). Neyman allocation, already at 0.93-1.00, moves
-  by less than 0.07 in coverage and 3% in width.
+  (F1, 60 runs, AIS at 500 labels, the model's variance then the remainder's alone): coverage
+  0.73 -> 0.92 on the over-confident synthetic pool (width 0.34 -> 0.43), 0.95 -> 1.00 on
+  abt-buy with its calibrated column (width 0.144 -> 0.157). The recalibration's uncertainty
+  (F1, 200 runs; see ``recalibration_variance`` and benchmarks/results/coverage.md) then
+  lifted Bernoulli sampling from 0.73 / 0.75 to 1.00 at 200 / 500 labels on the rare
+  calibrated pool (width 0.56 -> 0.84 / 0.66) and from 0.68 / 0.82 to 0.81 / 0.92 on the
+  over-confident one. Around the MAP alone, without the average with p̂, it doubled or
+  tripled the width on the calibrated pools (0.146 -> 0.41 on abt-buy at 200 labels, AIS).
+  Stratified designs report the hull too: with their stratum variances alone (F1, 200 runs,
+  proportional allocation) they covered 0.57-0.82 on the rare pools where the estimate was
+  defined, with the hull 1.00 at median widths 0-7% wider; on the balanced tweets100k the
+  model's bias widens them by up to 21% (2000 labels: 0.036 -> 0.043, coverage 0.955 -> 0.97).
+  Neyman allocation, already at 0.93-1.00, moves by less than 0.07 in coverage and 3% in
+  width.
 * **The bounds.** Whatever the unlabelled items turn out to be, the measure lies in the range
   it takes over all their labellings (worst-case bounds, Manski 1989). Intervals are clipped
   to it, and while the answers carry too little evidence for an interval (the measure is
