@@ -38,10 +38,11 @@ of knowledge about the unlabelled items help without touching the design's estim
   0.73 -> 0.92 on the over-confident synthetic pool (width 0.34 -> 0.43), 0.95 -> 1.00 on
   abt-buy with its calibrated column (width 0.144 -> 0.157). The recalibration's uncertainty
   (F1, 200 runs; see ``recalibration_variance`` and benchmarks/results/coverage.md) then
-  lifted Bernoulli sampling from 0.73 / 0.75 to 1.00 at 200 / 500 labels on the rare
-  calibrated pool (width 0.56 -> 0.84 / 0.66) and from 0.68 / 0.82 to 0.81 / 0.92 on the
-  over-confident one. Around the MAP alone, without the average with p̂, it doubled or
-  tripled the width on the calibrated pools (0.146 -> 0.41 on abt-buy at 200 labels, AIS).
+  lifted Bernoulli sampling at 200 / 500 labels from 0.73 / 0.75 to 1.00 on the rare
+  calibrated pool (width 0.56 / 0.56 -> 0.84 / 0.66) and from 0.68 / 0.82 to 0.98 / 0.98 on
+  the over-confident one (width 0.51 / 0.47 -> 0.75 / 0.67). Around the MAP alone, without
+  the average with p̂, it doubled or tripled the width on the calibrated pools (0.146 ->
+  0.41 on abt-buy at 200 labels, AIS).
   Stratified designs report the hull too: with their stratum variances alone (F1, 200 runs,
   proportional allocation) they covered 0.57-0.82 on the rare pools where the estimate was
   defined, with the hull 1.00 at median widths 0-7% wider; on the balanced tweets100k the
@@ -296,10 +297,9 @@ def recalibration_variance(
     sqrt(J Sigma J'). It is not linear where it matters: the tail's expected positives grow
     exponentially in theta, so a slope a little shallower hides many more false negatives
     than a slope a little steeper removes, and the delta method understates that side
-    (Bernoulli sampling on the over-confident pool at 200 labels, 40 runs: coverage 0.85 with
-    the delta method, 0.975 with the exact ends along the gradient, median width 0.71 ->
-    0.75). The ellipse's points serve every component of a vector measure (a PR curve) at
-    once.
+    (Bernoulli sampling on the over-confident pool at 200 labels: coverage 0.85 at median
+    width 0.71 with the delta method, 40 runs; 0.98 at 0.75 with the ellipse, 200 runs). The
+    ellipse's points serve every component of a vector measure (a PR curve) at once.
 
     Why the term: around the Platt map's MAP alone, the model's interval was a Poisson-binomial
     spread around a point whose slope, fitted to a few dozen answers, decides how many
