@@ -262,7 +262,7 @@ def model_estimate(
     the rest, and the remainder variance at the model's own R, plus, for the recalibrated
     probabilities, what their fit leaves uncertain (``recalibration_variance``). None where
     the measure is not defined there."""
-    risk = _model_risk(view, view.response, measure, known_mass, n_pool)
+    risk = _model_risks(view, view.response[None], measure, known_mass, n_pool)[0]
     if measure.undefined_reason(risk) is not None:
         return None
     n_codes, C = known_mass.shape
@@ -273,12 +273,16 @@ def model_estimate(
     return measure.g(risk), variance
 
 
-def _model_risk(view, response, measure, known_mass, n_pool) -> np.ndarray:
-    """R with the answers where items are labelled and ``response`` (G, C) for the rest."""
-    mass = known_mass.astype(float).copy()
-    np.add.at(mass, view.group_code, view.unlabelled_counts()[:, None] * response)
+def _model_risks(view, responses, measure, known_mass, n_pool) -> np.ndarray:
+    """R (k, d) of k models: the answers where items are labelled and ``responses`` (k, G, C),
+    each model's pi(y | group), for the rest."""
     n_codes, C = known_mass.shape
-    return np.tensordot(mass, measure.loss_table(n_codes, C), axes=([0, 1], [0, 1])) / n_pool
+    unlabelled = sparse.csr_matrix(
+        (view.unlabelled_counts(), (view.group_code, np.arange(view.n_groups))),
+        shape=(n_codes, view.n_groups),
+    )
+    mass = known_mass + np.stack([unlabelled @ response for response in responses])
+    return np.tensordot(mass, measure.loss_table(n_codes, C), axes=([1, 2], [0, 1])) / n_pool
 
 
 def recalibration_variance(
@@ -313,29 +317,9 @@ def recalibration_variance(
     boundary = model.coef_ + _Z95 * circle @ np.linalg.cholesky(model.covariance_).T
     maps = np.vstack([model.coef_, [0.0, 1.0], boundary])  # M1's MAP, the identity, the ellipse
     x = model.bin_logit_[view.grouping.group_block]
-    estimates = _model_estimates(
-        view, expit(maps[:, :1] + maps[:, 1:] * x), measure, known_mass, n_pool
-    )
-    at_map, identity = estimates[0], estimates[1]
-    with np.errstate(invalid="ignore"):
-        spread = np.nanmax(np.abs(estimates[2:] - at_map), axis=0, initial=0.0) / _Z95
-    between = np.nan_to_num(at_map - identity)
-    return weight * np.nan_to_num(spread) ** 2 + weight * (1 - weight) * between**2
-
-
-def _model_estimates(view, p1, measure, known_mass, n_pool) -> np.ndarray:
-    """g(R) (k, m) with the answers where items are labelled and p1 (k, G), k positive rates
-    per group, for the rest (binary pools); NaN where the measure is undefined."""
-    n_codes = known_mass.shape[0]
-    counts = view.unlabelled_counts()
-    by_code = sparse.csr_matrix(
-        (counts, (np.arange(view.n_groups), view.group_code)), shape=(view.n_groups, n_codes)
-    )
-    positives = np.asarray(by_code.T @ p1.T).T  # (k, codes)
-    unlabelled = np.asarray(by_code.sum(axis=0)).ravel()
-    mass = np.stack([known_mass[:, 0] + unlabelled - positives, known_mass[:, 1] + positives], 2)
-    risks = np.tensordot(mass, measure.loss_table(n_codes, 2), axes=([1, 2], [0, 1])) / n_pool
-    return np.array(
+    p1 = expit(maps[:, :1] + maps[:, 1:] * x)  # (maps, G)
+    risks = _model_risks(view, np.stack([1 - p1, p1], 2), measure, known_mass, n_pool)
+    estimates = np.array(
         [
             measure.g(risk)
             if measure.undefined_reason(risk) is None
@@ -343,6 +327,11 @@ def _model_estimates(view, p1, measure, known_mass, n_pool) -> np.ndarray:
             for risk in risks
         ]
     )
+    at_map, identity = estimates[0], estimates[1]
+    with np.errstate(invalid="ignore"):
+        spread = np.nanmax(np.abs(estimates[2:] - at_map), axis=0, initial=0.0) / _Z95
+    between = np.nan_to_num(at_map - identity)
+    return weight * np.nan_to_num(spread) ** 2 + weight * (1 - weight) * between**2
 
 
 def stratified_variance(sampler, view: OracleView, u: np.ndarray, items, labels) -> np.ndarray:
