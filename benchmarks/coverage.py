@@ -45,8 +45,10 @@ CHECKPOINTS = (200, 500, 1000, 2000)
 # model's intervals (evalcore.intervals); "hull+logit" = and Bernoulli's limits on the logit
 # scale (they were seed 004's Beta), and the hull for stratified designs too; "+recal" = and
 # the model's interval carries the recalibration's uncertainty, averaged with p̂ itself by the
-# evidence (intervals.recalibration_variance); rows without a tag predate the hull
-INTERVALS = "hull+logit+recal"
+# evidence (intervals.recalibration_variance); "+profile" = that uncertainty over the
+# recalibration's likelihood region on bins of width 0.25 in logit p̂ (it was Laplace's
+# ellipse on 64 quantile bins); rows without a tag predate the hull
+INTERVALS = "hull+logit+recal+profile"
 BUDGET = 2000
 POOLS = {
     "abt-buy (expit)": ("abt-buy.csv.gz", None),
@@ -135,6 +137,8 @@ def verdict(row) -> str:
     made = getattr(row, "intervals", None)
     if made == INTERVALS:
         pass
+    elif made == "hull+logit+recal":
+        notes.append("measured with Laplace's ellipse on quantile bins")
     elif made == "hull+logit":
         notes.append("measured before the recalibration's uncertainty")
     elif made == "hull" and row.sampler.startswith("bernoulli"):
@@ -160,7 +164,9 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
         "defaults before. Intervals are the hull of the design's and the oracle model's "
         "(`evalcore.intervals`); rows noted as measured before the hull are the design's "
         "interval alone and await a rerun; rows noted as measured before the recalibration's "
-        "uncertainty had the model's interval around its Platt map's MAP alone. "
+        "uncertainty had the model's interval around its Platt map's MAP alone; rows noted "
+        "as measured with Laplace's ellipse took that uncertainty over the ellipse, on 64 "
+        "quantile bins of logit p̂, instead of the likelihood region on fine bins. "
         "Bernoulli's limits are on the logit scale (rows tagged so were seed 004's Beta).",
         "",
     ]

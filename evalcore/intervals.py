@@ -72,8 +72,8 @@ from .strata import compact_codes, fitting_depth, partition_pool
 __all__ = ["OracleView", "oracle_view", "measure_bounds", "model_estimate"]
 
 _MAX_BOUND_VERTICES = 256
-_Z95 = 1.959963984540054  # the recalibration's 95% ellipse (``recalibration_variance``)
-_ELLIPSE_POINTS = 32
+_Z95 = 1.959963984540054  # the recalibration's 95% region (``recalibration_variance``)
+_REGION_POINTS = 32
 _GRID_STEPS = 17  # per code, for binary measures whose extremes need not lie at vertices
 
 
@@ -177,7 +177,7 @@ def oracle_view(sampler, codes: np.ndarray, n_codes: int) -> OracleView:
     """The oracle model for the intervals, grouped by the model's cells and the measure's codes.
 
     Binary pools: the classifier's probabilities recalibrated on the answers
-    (``RecalibratedProbabilities``), on 64 quantile bins of logit p̂. Multi-class pools: the
+    (``RecalibratedProbabilities``), on bins of width 0.25 in logit p̂. Multi-class pools: the
     sampler's own Dirichlet tree when it has one, else one fitted to its answers. The bins
     and groupings are built once per pool (O(N)) and shared by a sampler's copies (a new tab,
     a checkpoint); a call after that costs O(groups + answers), so a labelling step does not
@@ -292,18 +292,28 @@ def recalibration_variance(
     the model average of ``RecalibratedProbabilities`` (w on M1, the map theta = (a, b); 1 - w
     on M0, p̂ itself): w s^2 + w (1 - w) (G_1 - G_0)^2, the law of total variance over the
     two maps. G_1, G_0 are the estimates under either map, and s the spread of G_1(theta)
-    under M1's Laplace posterior N(theta^, Sigma), per component:
+    under M1's posterior, per component:
 
-        s = max over the 95% ellipse of |G_1(theta) - G_1(theta^)| / z,   z = 1.96,
+        s = max over R of |G_1(theta) - G_1(theta^)| / z,   z = 1.96,
 
-    G_1 evaluated exactly at 32 points of the ellipse's boundary, theta^ + z L (cos phi,
-    sin phi) with L L' = Sigma. Where G_1 is linear in theta this is the delta method's
-    sqrt(J Sigma J'). It is not linear where it matters: the tail's expected positives grow
-    exponentially in theta, so a slope a little shallower hides many more false negatives
-    than a slope a little steeper removes, and the delta method understates that side
-    (Bernoulli sampling on the over-confident pool at 200 labels: coverage 0.85 at median
-    width 0.71 with the delta method, 40 runs; 0.98 at 0.75 with the ellipse, 200 runs). The
-    ellipse's points serve every component of a vector measure (a PR curve) at once.
+    R = {theta : log p(theta | y) >= log p(theta^ | y) - z^2 / 2}, M1's likelihood region
+    (``RecalibratedProbabilities.likelihood_region``), G_1 evaluated exactly at 32 points of
+    its boundary. The largest and smallest G_1 over R are its profile-likelihood limits at
+    95% (Venzon & Moolgavkar 1988, Appl. Statist. 37): s is the larger half-width. Where the
+    posterior is Gaussian, R is Laplace's ellipse, and where G_1 is also linear in theta, s is
+    the delta method's sqrt(J Sigma J'). Neither holds where it matters:
+
+    * G_1 is not linear: the tail's expected positives grow exponentially in theta, so a
+      slope a little shallower hides many more false negatives than a slope a little steeper
+      removes, and the delta method understates that side (Bernoulli sampling on the
+      over-confident pool at 200 labels: coverage 0.85 at median width 0.71 with the delta
+      method, 40 runs; 0.98 at 0.75 with G_1 on Laplace's ellipse, 200 runs).
+    * The posterior is lopsided: every labelled negative in the tail weighs against a
+      shallower slope, little against a steeper one. Laplace's ellipse ignores that
+      (abt-buy with expit(score), static IS, 200 runs: median width 0.55 -> 0.46 at 2000
+      labels with R, coverage 0.995 both; see benchmarks/results/coverage.md).
+
+    The points serve every component of a vector measure (a PR curve) at once.
 
     Why the term: around the Platt map's MAP alone, the model's interval was a Poisson-binomial
     spread around a point whose slope, fitted to a few dozen answers, decides how many
@@ -312,10 +322,8 @@ def recalibration_variance(
     column at 200 labels), so the term adds little there."""
     model = view.model
     weight = model.recalibration_weight_
-    angle = np.linspace(0, 2 * np.pi, _ELLIPSE_POINTS, endpoint=False)
-    circle = np.column_stack([np.cos(angle), np.sin(angle)])
-    boundary = model.coef_ + _Z95 * circle @ np.linalg.cholesky(model.covariance_).T
-    maps = np.vstack([model.coef_, [0.0, 1.0], boundary])  # M1's MAP, the identity, the ellipse
+    boundary = model.likelihood_region(_Z95, _REGION_POINTS)
+    maps = np.vstack([model.coef_, [0.0, 1.0], boundary])  # M1's MAP, the identity, the region
     x = model.bin_logit_[view.grouping.group_block]
     p1 = expit(maps[:, :1] + maps[:, 1:] * x)  # (maps, G)
     risks = _model_risks(view, np.stack([1 - p1, p1], 2), measure, known_mass, n_pool)

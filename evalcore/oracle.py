@@ -228,6 +228,20 @@ class DirichletTreeModel:
         return self._em_map(self.response_ if response is None else response)[1]
 
 
+LOGIT_BIN_WIDTH = 0.25
+
+
+def logit_bins(logit_p: np.ndarray) -> np.ndarray:
+    """Each item's bin (N,) of width ``LOGIT_BIN_WIDTH`` in the logit of the classifier's
+    probability, numbered from the lowest logit (some bins may be empty). Within a bin the
+    odds differ by at most e^0.25 (28%), or e^(0.25 b) after a recalibration of slope b, so
+    a bin is evaluated at its mean logit. Fixed widths, not quantiles: under imbalance the
+    positives crowd into the top percent of the items, and a quantile bin there spans the
+    whole range that matters (abt-buy with expit(score): 49 of its 50 positives and all 24
+    predicted positives shared the top of 64 quantile bins, 840 items at one p of 0.006)."""
+    return np.floor((logit_p - logit_p.min()) / LOGIT_BIN_WIDTH).astype(np.int64)
+
+
 def recalibration_weight(log_post_1, log_det_1, log_post_0, log_det_0) -> float:
     """w = expit(log B_10), the posterior probability (prior odds 1) of recalibrating the
     classifier's probabilities against keeping them, from the Bayes factor by Laplace's method
@@ -251,31 +265,32 @@ class RecalibratedProbabilities:
     b ~ N(1, 1): calibrated probabilities are kept until the answers contradict them, and
     over- or under-confident ones are corrected by all answers together, which a per-block
     model cannot do where a block has few labels. Answers are selected on x only, so the
-    conditional likelihood needs no importance weights. Items are grouped into 64 quantile
-    bins of logit p̂ (``bin_of``), evaluated at the bin's mean logit.
+    conditional likelihood needs no importance weights. Items are grouped into bins of
+    width 0.25 in logit p̂ (``logit_bins``, ``bin_of``), evaluated at the bin's mean logit.
 
     As in ``ItemLevelModel``, the prediction averages the recalibrated map M1 with the
     identity map M0 (p̂ as it is) by their posterior probabilities, ``bin_probability`` =
     w p_1 + (1 - w) p_0 with w = ``recalibration_weight_`` (``recalibration_weight``, M0
     fitting no parameter). ``covariance_`` is M1's posterior covariance of (a, b) by Laplace's
-    method, H_1^-1: the intervals carry it to the model's estimate (``intervals``). A MAP
+    method, H_1^-1, and ``likelihood_region`` the boundary of M1's 95% region of (a, b): the
+    intervals carry it to the model's estimate (``intervals``). A MAP
     alone moves with weak evidence, and its slope extrapolates far into the tails where the
     hidden positives are: early in a session on a calibrated pool it can multiply the tail's
     odds several-fold, which no variance term then accounts for.
     """
 
     prior_sd = np.array([2.0, 1.0])
-    n_bins = 64
+    _centre = np.array([0.0, 1.0])  # the identity map, the prior's mean
 
     def __init__(self, p1: np.ndarray):
         self.logit_ = frozen(logit(np.clip(p1, 1e-9, 1 - 1e-9)))
-        edges = np.unique(np.quantile(self.logit_, np.linspace(0, 1, self.n_bins + 1)[1:-1]))
-        self.bin_of = frozen(np.searchsorted(edges, self.logit_, side="right"))
+        self.bin_of = frozen(logit_bins(self.logit_))
         counts = np.bincount(self.bin_of)
         self.bin_logit_ = frozen(np.bincount(self.bin_of, self.logit_) / np.maximum(counts, 1))
         self._reset()
 
     def _reset(self) -> None:
+        self._answers = (np.zeros(0), np.zeros(0))
         self.coef_ = np.array([0.0, 1.0])
         self.covariance_ = np.diag(self.prior_sd**2)
         self.recalibration_weight_ = 0.5  # before any answer both maps are p̂
@@ -294,26 +309,23 @@ class RecalibratedProbabilities:
         if len(items) == self._n_fitted:
             return
         self._n_fitted = len(items)
+        self._answers = (self.logit_[items], labels.astype(float))
         X = np.column_stack([np.ones(len(items)), self.logit_[items]])
-        y = labels.astype(float)
         precision = 1.0 / self.prior_sd**2
-        centre = np.array([0.0, 1.0])
-
-        def log_posterior(coef):
-            eta = X @ coef
-            return y @ eta - np.logaddexp(0.0, eta).sum() - 0.5 * precision @ (coef - centre) ** 2
 
         def negative_hessian(coef):
             p = expit(X @ coef)
             return (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
 
-        coef = centre.copy()  # from the identity each time, so a replay gives the same fit
-        current = identity = log_posterior(coef)
+        coef = self._centre.copy()  # from the identity each time, so a replay gives the same fit
+        current = identity = self.log_posterior(coef)
         for _ in range(100):
-            gradient = X.T @ (y - expit(X @ coef)) - precision * (coef - centre)
+            gradient = X.T @ (self._answers[1] - expit(X @ coef)) - precision * (
+                coef - self._centre
+            )
             step = np.linalg.solve(negative_hessian(coef), gradient)
             while True:
-                trial = log_posterior(coef + step)
+                trial = self.log_posterior(coef + step)
                 if trial >= current - 1e-12 or np.max(np.abs(step)) < 1e-10:
                     break
                 step = step / 2
@@ -325,6 +337,41 @@ class RecalibratedProbabilities:
         self.covariance_ = np.linalg.inv(hessian)
         log_det = np.linalg.slogdet(hessian)[1]
         self.recalibration_weight_ = recalibration_weight(current, log_det, identity, 0.0)
+
+    def log_posterior(self, coef: np.ndarray) -> np.ndarray:
+        """M1's log posterior (without constants) at ``coef``, (a, b) of shape (2,) or (k, 2),
+        on the answers of the last ``fit``."""
+        x, y = self._answers
+        coef = np.asarray(coef, dtype=float)
+        eta = coef[..., :1] + coef[..., 1:] * x
+        prior = 0.5 * ((coef - self._centre) ** 2 / self.prior_sd**2).sum(axis=-1)
+        return eta @ y - np.logaddexp(0.0, eta).sum(axis=-1) - prior
+
+    def likelihood_region(self, z: float, n_points: int) -> np.ndarray:
+        """``n_points`` points (n_points, 2) on the boundary of M1's region of (a, b) whose log
+        posterior lies within z^2 / 2 of the MAP's: along each of ``n_points`` directions
+        d = L (cos phi, sin phi) from the MAP (L L' = ``covariance_``), the distance r where
+        the log posterior has fallen by z^2 / 2. Newton's method on f(r) = log posterior - the
+        level, from r = z (Laplace's ellipse): f is concave and falls along the ray, so the
+        tangent's root never lies short of f's and the steps close in on it from beyond.
+        For a Gaussian posterior this is Laplace's ellipse; here the logistic tails make it
+        lopsided (``intervals.recalibration_variance``)."""
+        x, y = self._answers
+        angle = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
+        circle = np.column_stack([np.cos(angle), np.sin(angle)])
+        direction = circle @ np.linalg.cholesky(self.covariance_).T
+        level = self.log_posterior(self.coef_) - z**2 / 2
+        distance = np.full(n_points, z)
+        for _ in range(50):
+            coef = self.coef_ + distance[:, None] * direction
+            residual = y - expit(coef[:, :1] + coef[:, 1:] * x)  # (k, n)
+            gradient = np.column_stack([residual.sum(axis=1), residual @ x])
+            gradient -= (coef - self._centre) / self.prior_sd**2
+            step = (self.log_posterior(coef) - level) / (gradient * direction).sum(axis=1)
+            distance = distance - step
+            if np.max(np.abs(step)) < 1e-9 * z:
+                break
+        return self.coef_ + distance[:, None] * direction
 
     def recalibrated_probability(self, logit_p: np.ndarray) -> np.ndarray:
         """M1's p(y = 1) at ``logit_p``, the logit of the classifier's probability."""
@@ -380,11 +427,10 @@ class ItemLevelModel(SharesFrozenArrays):
     before any answer, when both maps are p̂). Without model averaging (sessions saved
     before it) the prediction is M1's.
 
-    Items are grouped by ``bin_of``, bins of width 0.25 in logit p̂ (odds within a bin differ
-    by at most 28%); a caller's cells (block, bin, ...) evaluate (*) at their mean logit.
+    Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
+    evaluate (*) at their mean logit.
     """
 
-    bin_width = 0.25
     block_sd = 1.0  # sigma: a block's odds may differ from the global map by a factor e
 
     def __init__(
@@ -394,8 +440,7 @@ class ItemLevelModel(SharesFrozenArrays):
         self.recalibration_weight_ = 0.5
         self.identity_offset_ = np.zeros(n_blocks)
         self.logit_ = frozen(logit(np.clip(p1, 1e-9, 1 - 1e-9)))
-        lowest = self.logit_.min()
-        self.bin_of = frozen(np.floor((self.logit_ - lowest) / self.bin_width).astype(np.int64))
+        self.bin_of = frozen(logit_bins(self.logit_))
         self.n_bins = int(self.bin_of.max()) + 1
         self.block = frozen(block)
         self.coef_ = np.array([0.0, 1.0])  # (a, b)

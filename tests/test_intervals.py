@@ -269,14 +269,29 @@ def test_the_models_estimate_is_the_answers_plus_its_expectation_for_the_rest(sa
     }
     slope = np.where(predicted, moves[True], moves[False])
     remainder = np.sum(np.where(labelled, 0.0, p1 * (1 - p1) * slope**2))
-    # the recalibration: M1's F1 at 32 points of the boundary of its 95% posterior ellipse
-    # (a, b) = MAP + z L (cos phi, sin phi), L L' = Sigma; its largest move over z is the spread
+    # the recalibration: M1's F1 at 32 points of the boundary of its 95% likelihood region,
+    # found along (a, b) = MAP + r L (cos phi, sin phi), L L' = Sigma, by bisection on the
+    # log posterior written out here; its largest move over z is the spread
     z, covariance = 1.959963984540054, calibration.covariance_
+    items = np.flatnonzero(labelled)
+    x, y_items = np.log(pool.prob[items, 1] / (1 - pool.prob[items, 1])), answer[items]
+
+    def log_posterior(coef):
+        eta = coef[0] + coef[1] * x
+        prior = coef[0] ** 2 / 8 + (coef[1] - 1) ** 2 / 2
+        return eta @ y_items - np.logaddexp(0, eta).sum() - prior
+
+    level = log_posterior(calibration.coef_) - z**2 / 2
     at_map = f1_of(recalibrated(calibration.coef_))
     moves = []
     for phi in np.arange(32) * 2 * np.pi / 32:
-        point = calibration.coef_ + z * np.linalg.cholesky(covariance) @ [np.cos(phi), np.sin(phi)]
-        moves.append(abs(f1_of(recalibrated(point)) - at_map))
+        direction = np.linalg.cholesky(covariance) @ [np.cos(phi), np.sin(phi)]
+        low, high = 0.0, 20.0
+        for _ in range(60):
+            middle = (low + high) / 2
+            inside = log_posterior(calibration.coef_ + middle * direction) >= level
+            low, high = (middle, high) if inside else (low, middle)
+        moves.append(abs(f1_of(recalibrated(calibration.coef_ + low * direction)) - at_map))
     within = (max(moves) / z) ** 2
     # near linear here, so close to the delta method's J Sigma J' (finite differences)
     gradient = np.zeros(2)

@@ -9,6 +9,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_softmax, logsumexp
 
 import evalcore as ec
+from evalcore import oracle
 
 
 def tiny_model(em_tol=1e-13, em_max_iter=5000):
@@ -144,7 +145,7 @@ def test_item_level_model_is_the_classifiers_probability_before_any_answer():
     assert np.max(model.bin_of) + 1 == model.n_bins
     for b in range(model.n_bins):  # bins of width 0.25 in logit p̂
         inside = logits[model.bin_of == b]
-        assert len(inside) == 0 or np.ptp(inside) <= model.bin_width
+        assert len(inside) == 0 or np.ptp(inside) <= oracle.LOGIT_BIN_WIDTH
 
 
 def test_item_level_fit_is_the_joint_map():
@@ -275,3 +276,40 @@ def test_the_recalibrated_probabilities_weight_and_covariance_match_quadrature(s
     centred = grid - mean[:, None, None]
     covariance = np.einsum("ab,kab,lab->kl", posterior, centred, centred)
     np.testing.assert_allclose(model.covariance_, covariance, rtol=0.1)
+
+
+def test_the_recalibrations_likelihood_region_is_the_posteriors_level_set():
+    """``likelihood_region``: its points lie where M1's log posterior is z^2 / 2 below the
+    MAP's, and the largest value of any linear function of (a, b) over them is its largest
+    over that region on a fine grid (the region is convex). Few positives among rare ones,
+    so the region is lopsided: it is not Laplace's ellipse."""
+    rng = np.random.default_rng(11)
+    z = rng.normal(-4.0, 2.0, 400)
+    y = (rng.random(400) < expit(-0.5 + 0.6 * z)).astype(int)
+    model = ec.RecalibratedProbabilities(expit(z))
+    model.fit(np.arange(400), y)
+    region = model.likelihood_region(1.96, 32)
+    target = model.log_posterior(model.coef_) - 1.96**2 / 2
+    np.testing.assert_allclose(model.log_posterior(region), target, atol=1e-6)
+    intercepts = model.coef_[0] + np.linspace(-4, 4, 401)
+    slopes = model.coef_[1] + np.linspace(-1.5, 1.5, 401)
+    grid = np.stack(np.meshgrid(intercepts, slopes, indexing="ij"), axis=-1).reshape(-1, 2)
+    within = model.log_posterior(grid) >= target
+    inside = grid[within]
+    edge = np.isin(grid[:, 0], intercepts[[0, -1]]) | np.isin(grid[:, 1], slopes[[0, -1]])
+    assert within.sum() > 1000 and not (within & edge).any()  # the grid holds the region
+    for angle in np.linspace(0, 2 * np.pi, 12, endpoint=False):
+        direction = np.array([np.cos(angle), np.sin(angle)])
+        extent = np.ptp(inside @ direction)
+        assert (region @ direction).max() == pytest.approx(
+            (inside @ direction).max(), abs=0.02 * extent
+        )
+    ellipse_radius = np.sqrt(
+        np.einsum(
+            "ki,ij,kj->k",
+            region - model.coef_,
+            np.linalg.inv(model.covariance_),
+            region - model.coef_,
+        )
+    )
+    assert ellipse_radius.max() / ellipse_radius.min() > 1.1  # measured 1.19
