@@ -310,8 +310,9 @@ def recalibration_variance(
       method, 40 runs; 0.98 at 0.75 with G_1 on Laplace's ellipse, 200 runs).
     * The posterior is lopsided: every labelled negative in the tail weighs against a
       shallower slope, little against a steeper one. Laplace's ellipse ignores that
-      (abt-buy with expit(score), static IS, 200 runs: median width 0.55 -> 0.46 at 2000
-      labels with R, coverage 0.995 both; see benchmarks/results/coverage.md).
+      (abt-buy with expit(score), static IS, 200 runs: median width at 500 / 1000 / 2000
+      labels 0.72 / 0.63 / 0.51 on the ellipse, 0.71 / 0.58 / 0.46 on R, coverage
+      0.975-0.995 both; see benchmarks/results/coverage.md).
 
     The points serve every component of a vector measure (a PR curve) at once.
 

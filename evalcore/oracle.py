@@ -238,7 +238,8 @@ def logit_bins(logit_p: np.ndarray) -> np.ndarray:
     a bin is evaluated at its mean logit. Fixed widths, not quantiles: under imbalance the
     positives crowd into the top percent of the items, and a quantile bin there spans the
     whole range that matters (abt-buy with expit(score): 49 of its 50 positives and all 24
-    predicted positives shared the top of 64 quantile bins, 840 items at one p of 0.006)."""
+    predicted positives shared the top of 64 quantile bins, 840 items at one p of 0.006; static
+    IS there, 200 runs: interval width at 2000 labels 0.55 -> 0.51 with these bins)."""
     return np.floor((logit_p - logit_p.min()) / LOGIT_BIN_WIDTH).astype(np.int64)
 
 
@@ -273,10 +274,10 @@ class RecalibratedProbabilities:
     w p_1 + (1 - w) p_0 with w = ``recalibration_weight_`` (``recalibration_weight``, M0
     fitting no parameter). ``covariance_`` is M1's posterior covariance of (a, b) by Laplace's
     method, H_1^-1, and ``likelihood_region`` the boundary of M1's 95% region of (a, b): the
-    intervals carry it to the model's estimate (``intervals``). A MAP
-    alone moves with weak evidence, and its slope extrapolates far into the tails where the
-    hidden positives are: early in a session on a calibrated pool it can multiply the tail's
-    odds several-fold, which no variance term then accounts for.
+    intervals carry it to the model's estimate (``intervals``). A MAP alone moves with weak
+    evidence, and its slope extrapolates far into the tails where the hidden positives are:
+    early in a session on a calibrated pool it can multiply the tail's odds several-fold,
+    which no variance term then accounts for.
     """
 
     prior_sd = np.array([2.0, 1.0])
@@ -291,7 +292,7 @@ class RecalibratedProbabilities:
 
     def _reset(self) -> None:
         self._answers = (np.zeros(0), np.zeros(0))
-        self.coef_ = np.array([0.0, 1.0])
+        self.coef_ = self._centre.copy()
         self.covariance_ = np.diag(self.prior_sd**2)
         self.recalibration_weight_ = 0.5  # before any answer both maps are p̂
         self._n_fitted = -1
@@ -310,7 +311,7 @@ class RecalibratedProbabilities:
             return
         self._n_fitted = len(items)
         self._answers = (self.logit_[items], labels.astype(float))
-        X = np.column_stack([np.ones(len(items)), self.logit_[items]])
+        X, y = np.column_stack([np.ones(len(items)), self.logit_[items]]), self._answers[1]
         precision = 1.0 / self.prior_sd**2
 
         def negative_hessian(coef):
@@ -320,9 +321,7 @@ class RecalibratedProbabilities:
         coef = self._centre.copy()  # from the identity each time, so a replay gives the same fit
         current = identity = self.log_posterior(coef)
         for _ in range(100):
-            gradient = X.T @ (self._answers[1] - expit(X @ coef)) - precision * (
-                coef - self._centre
-            )
+            gradient = X.T @ (y - expit(X @ coef)) - precision * (coef - self._centre)
             step = np.linalg.solve(negative_hessian(coef), gradient)
             while True:
                 trial = self.log_posterior(coef + step)
