@@ -324,7 +324,7 @@ def recalibration_variance(
     model = view.model
     weight = model.recalibration_weight_
     boundary = model.likelihood_region(_Z95, _REGION_POINTS)
-    maps = np.vstack([model.coef_, [0.0, 1.0], boundary])  # M1's MAP, the identity, the region
+    maps = np.vstack([model.coef_, model.prior_mean, boundary])  # M1's MAP, identity, region
     x = model.bin_logit_[view.grouping.group_block]
     p1 = expit(maps[:, :1] + maps[:, 1:] * x)  # (maps, G)
     risks = _model_risks(view, np.stack([1 - p1, p1], 2), measure, known_mass, n_pool)

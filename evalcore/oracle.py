@@ -280,8 +280,8 @@ class RecalibratedProbabilities:
     which no variance term then accounts for.
     """
 
+    prior_mean = np.array([0.0, 1.0])  # the identity map
     prior_sd = np.array([2.0, 1.0])
-    _centre = np.array([0.0, 1.0])  # the identity map, the prior's mean
 
     def __init__(self, p1: np.ndarray):
         self.logit_ = frozen(logit(np.clip(p1, 1e-9, 1 - 1e-9)))
@@ -292,7 +292,7 @@ class RecalibratedProbabilities:
 
     def _reset(self) -> None:
         self._answers = (np.zeros(0), np.zeros(0))
-        self.coef_ = self._centre.copy()
+        self.coef_ = self.prior_mean.copy()
         self.covariance_ = np.diag(self.prior_sd**2)
         self.recalibration_weight_ = 0.5  # before any answer both maps are p̂
         self._n_fitted = -1
@@ -311,18 +311,17 @@ class RecalibratedProbabilities:
             return
         self._n_fitted = len(items)
         self._answers = (self.logit_[items], labels.astype(float))
-        X, y = np.column_stack([np.ones(len(items)), self.logit_[items]]), self._answers[1]
+        X = np.column_stack([np.ones(len(items)), self._answers[0]])
         precision = 1.0 / self.prior_sd**2
 
         def negative_hessian(coef):
             p = expit(X @ coef)
             return (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
 
-        coef = self._centre.copy()  # from the identity each time, so a replay gives the same fit
+        coef = self.prior_mean.copy()  # from the identity each time, so a replay gives the same fit
         current = identity = self.log_posterior(coef)
         for _ in range(100):
-            gradient = X.T @ (y - expit(X @ coef)) - precision * (coef - self._centre)
-            step = np.linalg.solve(negative_hessian(coef), gradient)
+            step = np.linalg.solve(negative_hessian(coef), self._gradient(coef))
             while True:
                 trial = self.log_posterior(coef + step)
                 if trial >= current - 1e-12 or np.max(np.abs(step)) < 1e-10:
@@ -343,8 +342,15 @@ class RecalibratedProbabilities:
         x, y = self._answers
         coef = np.asarray(coef, dtype=float)
         eta = coef[..., :1] + coef[..., 1:] * x
-        prior = 0.5 * ((coef - self._centre) ** 2 / self.prior_sd**2).sum(axis=-1)
+        prior = 0.5 * ((coef - self.prior_mean) ** 2 / self.prior_sd**2).sum(axis=-1)
         return eta @ y - np.logaddexp(0.0, eta).sum(axis=-1) - prior
+
+    def _gradient(self, coef: np.ndarray) -> np.ndarray:
+        """The gradient of ``log_posterior`` in (a, b) at ``coef``, (2,) or (k, 2)."""
+        x, y = self._answers
+        residual = y - expit(coef[..., :1] + coef[..., 1:] * x)
+        likelihood = np.stack([residual.sum(axis=-1), residual @ x], axis=-1)
+        return likelihood - (coef - self.prior_mean) / self.prior_sd**2
 
     def likelihood_region(self, z: float, n_points: int) -> np.ndarray:
         """``n_points`` points (n_points, 2) on the boundary of M1's region of (a, b) whose log
@@ -355,7 +361,6 @@ class RecalibratedProbabilities:
         tangent's root never lies short of f's and the steps close in on it from beyond.
         For a Gaussian posterior this is Laplace's ellipse; here the logistic tails make it
         lopsided (``intervals.recalibration_variance``)."""
-        x, y = self._answers
         angle = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
         circle = np.column_stack([np.cos(angle), np.sin(angle)])
         direction = circle @ np.linalg.cholesky(self.covariance_).T
@@ -363,10 +368,8 @@ class RecalibratedProbabilities:
         distance = np.full(n_points, z)
         for _ in range(50):
             coef = self.coef_ + distance[:, None] * direction
-            residual = y - expit(coef[:, :1] + coef[:, 1:] * x)  # (k, n)
-            gradient = np.column_stack([residual.sum(axis=1), residual @ x])
-            gradient -= (coef - self._centre) / self.prior_sd**2
-            step = (self.log_posterior(coef) - level) / (gradient * direction).sum(axis=1)
+            slope = (self._gradient(coef) * direction).sum(axis=1)
+            step = (self.log_posterior(coef) - level) / slope
             distance = distance - step
             if np.max(np.abs(step)) < 1e-9 * z:
                 break
@@ -442,7 +445,7 @@ class ItemLevelModel(SharesFrozenArrays):
         self.bin_of = frozen(logit_bins(self.logit_))
         self.n_bins = int(self.bin_of.max()) + 1
         self.block = frozen(block)
-        self.coef_ = np.array([0.0, 1.0])  # (a, b)
+        self.coef_ = RecalibratedProbabilities.prior_mean.copy()  # (a, b)
         self.offset_ = np.zeros(n_blocks)  # d_k
 
     def fit(self, items: np.ndarray, labels: np.ndarray) -> None:
@@ -463,7 +466,7 @@ class ItemLevelModel(SharesFrozenArrays):
         O(answers + blocks). Returns the coefficients, the offsets, the log posterior at the
         MAP (without constants) and log det of its negative Hessian (Laplace's method)."""
         K = len(self.offset_)
-        centre = np.array([0.0, 1.0])
+        centre = RecalibratedProbabilities.prior_mean
         coef_precision = 1.0 / RecalibratedProbabilities.prior_sd**2
         block_precision = 1.0 / self.block_sd**2
 
