@@ -3,7 +3,9 @@
 * importance sampling (passive, IS, AIS, OASIS): R = (1/n) sum w l (seed 003 eq. 1); by
   default the covariance of R is the sample covariance of the terms w l (the martingale
   variance, see ``estimate_is``), seed 003 Sec. 3.3.2's plug-in on request; the delta method
-  (Theorem 2) carries it to G;
+  (Theorem 2) carries it to G. With a deterministic oracle, passive, IS and AIS replace the
+  repeated draws of labelled items by their expectation (``estimate_is_rao_blackwellised``);
+  the plug-in variance keeps eq. 1;
 * stratified: Horvitz-Thompson and the difference (model-assisted) estimator (seed 002);
 * Bernoulli: Horvitz-Thompson per round, combined over rounds (seed 004 App. E), with the
   unbiased Poisson-design variance; logit-scale limits like the other designs (seed 004 fits
@@ -29,7 +31,14 @@ from .measures import Measure
 from .samplers import ImportanceSampler
 from .stratified import StratifiedSampler
 
-__all__ = ["Estimate", "estimate", "estimate_is", "estimate_stratified", "estimate_bernoulli"]
+__all__ = [
+    "Estimate",
+    "estimate",
+    "estimate_is",
+    "estimate_is_rao_blackwellised",
+    "estimate_stratified",
+    "estimate_bernoulli",
+]
 
 
 @dataclass(frozen=True)
@@ -337,6 +346,62 @@ def estimate_is(
     return _from_risk(risk, measure, n_labels, n, factor, downdate, reason)
 
 
+def estimate_is_rao_blackwellised(
+    losses: np.ndarray,
+    weight: np.ndarray,
+    labelled_share: np.ndarray,
+    n_pool: int,
+    measure: Measure,
+    n_draws: int,
+) -> Estimate:
+    """Importance sampling with a deterministic oracle, its repeated draws of labelled items
+    replaced by their expectation. Over the n labelled items in the order labelled,
+
+        R = sum_s a_s z_s / sum_s a_s,   z_s = K_s + (1 - q_s(L_s)) w_s l_s,
+        K_s = (1/N) sum_{r < s} l_r,     a_s = 1 / (1 - q_s(L_s)),
+
+    ``losses`` (n, d) l_s at each item and its answer; ``weight`` (n,) w_s = p(x_s)/q_s(x_s)
+    at the draw that found it; ``labelled_share`` (n,) q_s(L_s), the proposal's mass then on
+    the items labelled before it (``ImportanceSampler.first_draws``); ``n_draws`` all draws.
+
+    Why: eq. 1 of seed 003 averages every draw, and with a deterministic oracle most draws
+    late in a session repeat labelled items whose answers are known. Between the (s-1)-th and
+    the s-th new label the proposal q_s is fixed (not so for OASIS), so the G_s repeats are
+    geometric, E[G_s] = q_s(L_s) / (1 - q_s(L_s)), each with conditional mean K_s / q_s(L_s),
+    and the new item is drawn from q_s restricted to the unlabelled items. Replacing eq. 1's
+    numerator and denominator by their conditional expectations given the new draws (Rao-
+    Blackwell) gives R above: how many repeats there were and which items they hit only
+    added noise. z_s is Des Raj's term for sampling without replacement (Des Raj 1956, JASA
+    51, "Some estimators in sampling with varying probabilities without replacement"): the
+    known part plus the unlabelled part by importance sampling, with E[z_s | past] = R
+    exactly; a_s, the segment's expected length, is fixed before the s-th draw. So the z_s - R
+    are martingale differences with predictable weights, as eq. 1's terms are, and Theorems
+    1 and 2 (consistency, the normal limit) carry over. The covariance is the weighted
+    sample covariance of the z_s, n/(n-1) sum_s a_s^2 (z_s - R)(z_s - R)' / (sum_s a_s)^2.
+    The plain mean of the z_s (Des Raj's estimator) is exactly unbiased but weighs the first
+    terms, made under the poorest proposals, as much as the last: 4e-5 against eq. 1's 6e-7
+    (F1 MSE, AIS at 500 labels on sharp_calibrated, 5 runs).
+    """
+    n = len(weight)
+    if n == 0:
+        return _from_risk(np.zeros(measure.d), measure, 0, 0, undefined="nothing labelled yet")
+    terms, a = rao_blackwell_terms(losses, weight, labelled_share, n_pool)
+    risk = a @ terms / a.sum()
+    factor = None
+    if n >= 2:
+        factor = (terms - risk) * (a * np.sqrt(n / (n - 1.0)) / a.sum())[:, None]
+    reason = "one label is not enough for a variance"
+    return _from_risk(risk, measure, n, n_draws, factor, variance_reason=reason)
+
+
+def rao_blackwell_terms(losses, weight, labelled_share, n_pool) -> tuple[np.ndarray, np.ndarray]:
+    """Des Raj's terms z_s (n, d) and their weights a_s (n,) of
+    ``estimate_is_rao_blackwellised``."""
+    known = np.cumsum(losses, axis=0) - losses  # the answers before each item
+    terms = known / n_pool + ((1 - labelled_share) * weight)[:, None] * losses
+    return terms, 1.0 / (1 - labelled_share)
+
+
 def estimate_stratified(
     losses: np.ndarray,
     stratum: np.ndarray,
@@ -447,7 +512,9 @@ def estimate(
     """Estimate ``measure`` (default: the sampler's own) from the sampler's answers.
 
     ``difference`` selects the difference estimator for stratified designs (seed 002);
-    ``variance`` the covariance of importance-sampling designs (see ``estimate_is``).
+    ``variance`` the covariance of importance-sampling designs (see ``estimate_is``; with a
+    deterministic oracle the default "martingale" is ``estimate_is_rao_blackwellised``'s,
+    except for OASIS, whose proposal a repeated draw moves).
     The result carries the bounds and caveat of ``intervals`` and, with ``model_variance``,
     what the oracle model adds for the items the design has not seen (not for the
     difference estimator, whose residual variance the model does not describe).
@@ -467,6 +534,17 @@ def estimate(
             predicted, pool_risk = _model_predictions(sampler.pool, measure, codes, items)
         design = estimate_stratified(
             losses, sampler.stratum_[items], sampler.stratum_size_, measure, predicted, pool_risk
+        )
+    elif (
+        isinstance(sampler, ImportanceSampler)
+        and sampler.deterministic
+        and not sampler.proposal_moves_on_reused_answers
+        and variance == "martingale"
+    ):
+        items, weight, share = sampler.first_draws()
+        losses = measure.loss(codes[items], sampler.labels_[items])
+        design = estimate_is_rao_blackwellised(
+            losses, weight, share, sampler.pool.n_pool, measure, sampler.n_draws
         )
     elif isinstance(sampler, ImportanceSampler):
         draws = sampler.draws()

@@ -95,6 +95,9 @@ class ImportanceSampler(SharesFrozenArrays):
     separate_labelled = False
     defensive = 0.0
     fixed_proposal = False  # q never changes (passive, static IS): repeats merge per item
+    # OASIS's proposal follows its running estimate, which a repeated draw moves; the others'
+    # stays fixed from one new label to the next (``estimators.estimate_is_rao_blackwellised``)
+    proposal_moves_on_reused_answers = False
 
     def __init__(
         self,
@@ -118,7 +121,12 @@ class ImportanceSampler(SharesFrozenArrays):
         self._n_draws = 0
         self._repeat_entry: dict[int, int] = {}
         self._labelled_items: list[int] = []
+        # per labelled item, in the order labelled: its weight at the draw that found it and
+        # q(L), the proposal's mass on the items labelled before it (``first_draws``)
+        self._first_weight: list[float] = []
+        self._labelled_share: list[float] = []
         self._pending: Proposal | None = None
+        self._pending_share = 0.0
 
     # -- cells --------------------------------------------------------------------------
     def _build_cells(self, cell_of: np.ndarray, one_item_each: bool = False) -> None:
@@ -181,10 +189,19 @@ class ImportanceSampler(SharesFrozenArrays):
             value = self.cell_value_[position]
         q = value / total
         known = int(self.labels_[item]) if self.labels_[item] >= 0 else None
+        if known is None and self._labelled_items:
+            self._pending_share = float(self._labelled_item_values().sum() / total)
         if not self.deterministic:
             known = None
         self._pending = Proposal(item, q, 1.0 / (self.pool.n_pool * q), known)
         return self._pending
+
+    def _labelled_item_values(self) -> np.ndarray:
+        """The unnormalised proposal value of every labelled item, in the order labelled."""
+        if self.separate_labelled:
+            return self.labelled_value_
+        labelled = np.asarray(self._labelled_items, dtype=np.int64)
+        return self.cell_value_[self.cell_of_[labelled]]
 
     def _next_unlabelled(self) -> Proposal | None:
         """Record the repeated draws of labelled items before the next unlabelled draw in
@@ -193,14 +210,14 @@ class ImportanceSampler(SharesFrozenArrays):
         total = self.cumulative_mass_[-1]
         n_cells = len(self.cell_size_)
         labelled = np.asarray(self._labelled_items, dtype=np.int64)
+        values = self._labelled_item_values()
         if self.separate_labelled:
-            values = self.labelled_value_
             unlabelled_mass = self.cumulative_mass_[n_cells - 1]
         else:
-            values = self.cell_value_[self.cell_of_[labelled]]
             unlabelled_mass = total - values.sum()
         if not unlabelled_mass > 1e-12 * total:
             return None
+        self._pending_share = float(values.sum() / total)
         repeats = int(self.rng_.geometric(unlabelled_mass / total)) - 1
         if repeats:
             counts = self.rng_.multinomial(repeats, values / values.sum())
@@ -275,6 +292,8 @@ class ImportanceSampler(SharesFrozenArrays):
             self.labels_[item] = label
             self.labelled_position_[item] = len(self._labelled_items)
             self._labelled_items.append(item)
+            self._first_weight.append(proposal.weight)
+            self._labelled_share.append(self._pending_share)
             if self.separate_labelled:
                 self.cell_unlabelled_[self.cell_of_[item]] -= 1
         self._update(item, label, proposal.weight, new)
@@ -289,6 +308,16 @@ class ImportanceSampler(SharesFrozenArrays):
             np.asarray(self._q, dtype=float),
             np.asarray(self._weight, dtype=float),
             np.asarray(self._count, dtype=np.int64),
+        )
+
+    def first_draws(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per labelled item, in the order labelled: the item, its weight p(x_s)/q_s(x_s) at
+        the draw that found it, and q_s(L_s), the proposal's mass then on the items labelled
+        before it (each (n,); ``estimators.estimate_is_rao_blackwellised``)."""
+        return (
+            np.asarray(self._labelled_items, dtype=np.int64),
+            np.asarray(self._first_weight, dtype=float),
+            np.asarray(self._labelled_share, dtype=float),
         )
 
     def pmf_of(self, items: np.ndarray) -> np.ndarray:
@@ -663,6 +692,8 @@ class OASISSampler(ImportanceSampler):
     (the model's while that is undefined), mixed with ``uniform_share`` of p(x); items are
     drawn uniformly within a stratum, with replacement.
     """
+
+    proposal_moves_on_reused_answers = True
 
     def __init__(
         self,

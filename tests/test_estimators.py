@@ -251,3 +251,91 @@ def test_billions_of_counted_draws_do_not_overflow_the_variance():
         count=np.array([2**33, 3]),
     )
     assert np.all(np.isfinite(estimate.covariance))
+
+
+def test_des_raj_terms_are_exactly_unbiased_over_every_order_of_draws_without_replacement():
+    """E[z_s | past] = R: over all ordered draws of 3 of 5 items, each from a fixed proposal
+    restricted to the items not yet drawn, the mean of every z_s is R."""
+    rng = np.random.default_rng(11)
+    n_pool, d = 5, 2
+    losses = rng.integers(0, 3, size=(n_pool, d)).astype(float)
+    q = rng.uniform(0.05, 1.0, n_pool)
+    q /= q.sum()
+    truth = losses.sum(axis=0) / n_pool
+    mean = np.zeros((3, d))
+    for order in itertools.permutations(range(n_pool), 3):
+        order = np.array(order)
+        labelled_share = np.concatenate([[0.0], np.cumsum(q[order])[:-1]])
+        probability = np.prod(q[order] / (1 - labelled_share))
+        terms, _ = ec.estimators.rao_blackwell_terms(
+            losses[order], 1.0 / (n_pool * q[order]), labelled_share, n_pool
+        )
+        mean += probability * terms
+    np.testing.assert_allclose(mean, np.tile(truth, (3, 1)), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        ("passive", {}),
+        ("is", {}),
+        ("ais", {"depth": 3}),
+        ("ais", {"depth": 3, "batch_repeats": False}),
+        ("ais", {"depth": 3, "defensive": 0.2}),
+    ],
+)
+def test_each_new_item_keeps_its_weight_and_the_proposals_mass_on_the_labelled_then(name, options):
+    """``first_draws`` holds, per labelled item, w = p/q and q(L) of the proposal it was drawn
+    from, whichever way the repeated draws before it were made."""
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
+    sampler = ec.make_sampler(name, pool, ec.get_measure("f1"), 1, **options)
+    while sampler.n_labels < 40:
+        share = sampler.pmf()[sampler.labels_ >= 0].sum()
+        proposal = sampler.propose()
+        new = sampler.labels_[proposal.item] < 0
+        sampler.record(pool.y_true[proposal.item])
+        if new:
+            items, weight, labelled_share = sampler.first_draws()
+            assert items[-1] == proposal.item
+            assert weight[-1] == proposal.weight
+            assert labelled_share[-1] == pytest.approx(share, abs=1e-12)
+
+
+def sharp_pool(n=6000, seed=4):
+    """Calibrated and sharp, as ``benchmarks/synthetic.py``'s sharp_calibrated: 10 confident
+    items, 6 at moderate probability, the bulk at logit -16."""
+    rng = np.random.default_rng(seed)
+    logit = np.full(n, -16.0) + rng.normal(0, 1.5, n)
+    logit[:10], logit[10:16] = rng.normal(7, 1, 10), rng.normal(-1.5, 1, 6)
+    prob = 1 / (1 + np.exp(-logit))
+    return ec.Pool.from_arrays(logit, y_true=(rng.random(n) < prob).astype(int), prob=prob)
+
+
+@pytest.mark.parametrize("name", ["is", "ais"])
+def test_replacing_repeated_draws_by_their_expectation_cuts_the_error_where_few_items_matter(
+    name,
+):
+    """Regression for issue 13: with calibrated, sharp probabilities eq. 1's error was the
+    noise of repeated draws of known answers; ``estimate_is_rao_blackwellised`` removes most
+    of it (same 20 runs, 150 labels each; measured MSE ratios 5e-5 for IS, 0.07 for AIS)."""
+    pool = sharp_pool()
+    measure = ec.get_measure("f1")
+    truth = measure.g(ec.true_risk(pool, measure))[0]
+    errors = []
+    for seed in range(20):
+        sampler = ec.make_sampler(name, pool, measure, seed)
+        while sampler.n_labels < 150:
+            sampler.record(pool.y_true[sampler.propose().item])
+        draws = sampler.draws()
+        eq1 = ec.estimate_is(
+            losses_of(pool, measure, draws.items),
+            draws.weight,
+            draws.q,
+            pool.n_pool,
+            measure,
+            sampler.n_labels,
+            count=draws.count,
+        )
+        errors.append([ec.estimate(sampler).value[0] - truth, eq1.value[0] - truth])
+    mse_rb, mse_eq1 = np.mean(np.square(errors), axis=0)
+    assert mse_rb < 0.25 * mse_eq1
