@@ -537,8 +537,7 @@ def estimate(
         )
     elif (
         isinstance(sampler, ImportanceSampler)
-        and sampler.deterministic
-        and not sampler.proposal_moves_on_reused_answers
+        and sampler.repeats_by_expectation
         and variance == "martingale"
     ):
         items, weight, share = sampler.first_draws()

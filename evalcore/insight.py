@@ -9,7 +9,7 @@ import pandas as pd
 
 from .bernoulli import BernoulliSampler
 from .diagnostics import effective_sample_size, kl_divergence, optimal_proposal, true_risk
-from .estimators import estimate
+from .estimators import estimate, rao_blackwell_terms
 from .measures import MeasureError
 from .pr_curve import PRCurve
 from .regression import REGRESSION_MEASURES, RegressionImportanceSampler
@@ -298,22 +298,30 @@ def true_pr_curve(session: Session, n_thresholds: int = 100) -> pd.DataFrame:
 def bootstrap_pr_curves(
     session: Session, n_thresholds: int = 100, n_curves: int = 30, seed: int = 0
 ) -> list[pd.DataFrame]:
-    """PR curves re-estimated from bootstrap resamples of the importance-sampling draws
-    (pairs of weight and loss resampled with replacement; the ratio estimator of eq. 1).
-    Empty for designs without draws (Bernoulli, stratified)."""
+    """PR curves re-estimated from bootstrap resamples of the importance-sampling terms,
+    resampled with replacement: Des Raj's terms z_s with their weights a_s where the
+    estimate replaces repeated draws by their expectation (``estimate_is_rao_blackwellised``),
+    else the draws' w l (the ratio estimator of eq. 1). Empty for designs without draws
+    (Bernoulli, stratified)."""
     sampler = session.sampler
     if not isinstance(sampler, ImportanceSampler) or sampler.n_draws == 0:
         return []
     measure = PRCurve(n_thresholds)
     codes = measure.codes(session.pool)
-    draws = sampler.draws()
-    weighted = draws.weight[:, None] * measure.loss(codes[draws.items], draws.labels)
-    rows = np.repeat(np.arange(len(weighted)), draws.count)  # one row per draw
+    if sampler.repeats_by_expectation:
+        items, weight, share = sampler.first_draws()
+        losses = measure.loss(codes[items], sampler.labels_[items])
+        terms, a = rao_blackwell_terms(losses, weight, share, session.pool.n_pool)
+    else:
+        draws = sampler.draws()
+        weighted = draws.weight[:, None] * measure.loss(codes[draws.items], draws.labels)
+        terms = weighted[np.repeat(np.arange(len(weighted)), draws.count)]  # one row per draw
+        a = np.ones(len(terms))
     rng = np.random.default_rng(seed)
     curves, L = [], measure.L
     for _ in range(n_curves):
-        resample = rows[rng.integers(len(rows), size=len(rows))]
-        values = measure.g(weighted[resample].mean(axis=0))
+        resample = rng.integers(len(terms), size=len(terms))
+        values = measure.g(a[resample] @ terms[resample] / a[resample].sum())
         curves.append(
             pd.DataFrame(
                 {"threshold": measure.thresholds, "precision": values[:L], "recall": values[L:]}

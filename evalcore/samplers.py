@@ -310,6 +310,13 @@ class ImportanceSampler(SharesFrozenArrays):
             np.asarray(self._count, dtype=np.int64),
         )
 
+    @property
+    def repeats_by_expectation(self) -> bool:
+        """Whether estimates replace the repeated draws of labelled items by their
+        expectation (``estimators.estimate_is_rao_blackwellised``): a deterministic oracle and
+        a proposal that only new answers move."""
+        return self.deterministic and not self.proposal_moves_on_reused_answers
+
     def first_draws(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per labelled item, in the order labelled: the item, its weight p(x_s)/q_s(x_s) at
         the draw that found it, and q_s(L_s), the proposal's mass then on the items labelled
