@@ -45,10 +45,17 @@ CHECKPOINTS = (200, 500, 1000, 2000)
 # model's intervals (evalcore.intervals); "hull+logit" = and Bernoulli's limits on the logit
 # scale (they were seed 004's Beta), and the hull for stratified designs too; "+recal" = and
 # the model's interval carries the recalibration's uncertainty, averaged with p̂ itself by the
-# evidence (intervals.recalibration_variance); "+profile" = that uncertainty over the
+# evidence (intervals.recalibration_spread); "+profile" = that uncertainty over the
 # recalibration's likelihood region on bins of width 0.25 in logit p̂ (it was Laplace's
-# ellipse on 64 quantile bins); rows without a tag predate the hull
-INTERVALS = "hull+logit+recal+profile"
+# ellipse on 64 quantile bins); "+bma" = the model's limits are the quantiles of its model
+# average (intervals.ModelSpread; they were the delta method on the logit scale with the
+# average's variance); rows without a tag predate the hull
+INTERVALS = "hull+logit+recal+profile+bma"
+EARLIER = {  # a row's construction without "+rb": what its note says
+    "hull+logit+recal+profile": "measured with the model's variance on the logit scale",
+    "hull+logit+recal": "measured with Laplace's ellipse on quantile bins",
+    "hull+logit": "measured before the recalibration's uncertainty",
+}
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
 REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block"}
@@ -145,17 +152,17 @@ def verdict(row) -> str:
     elif row.coverage > 0.98:
         notes.append("above target")
     made = getattr(row, "intervals", None)
+    made = "" if not isinstance(made, str) else made
     if made == construction(row.sampler):
-        pass
-    elif made == INTERVALS:
+        return "; ".join(notes)
+    if row.sampler in REPEATS_BY_EXPECTATION and not made.endswith("+rb"):
         notes.append("measured with seed 003's eq. 1 (repeated draws not replaced)")
-    elif made == "hull+logit+recal":
-        notes.append("measured with Laplace's ellipse on quantile bins")
-    elif made == "hull+logit":
-        notes.append("measured before the recalibration's uncertainty")
+    made = made.removesuffix("+rb")
+    if made in EARLIER:
+        notes.append(EARLIER[made])
     elif made == "hull" and row.sampler.startswith("bernoulli"):
         notes.append("measured with the hull and seed 004's Beta limits")
-    elif made != "hull":
+    elif made not in (INTERVALS, "hull"):
         notes.append("measured before the hull (design interval only)")
     return "; ".join(notes)
 
@@ -178,7 +185,9 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
         "interval alone and await a rerun; rows noted as measured before the recalibration's "
         "uncertainty had the model's interval around its Platt map's MAP alone; rows noted "
         "as measured with Laplace's ellipse took that uncertainty over the ellipse, on 64 "
-        "quantile bins of logit p̂, instead of the likelihood region on fine bins. "
+        "quantile bins of logit p̂, instead of the likelihood region on fine bins; rows "
+        "noted as measured with the model's variance on the logit scale had the model's "
+        "limits from the variance of its model average, not the average's quantiles. "
         "Bernoulli's limits are on the logit scale (rows tagged so were seed 004's Beta). "
         "Rows of passive, is and ais noted as measured with eq. 1 predate the estimator "
         "that replaces repeated draws of labelled items by their expectation.",

@@ -50,8 +50,8 @@ class Estimate:
     ``factor`` (k, m) and ``downdate`` (m,) or None, so that standard errors of long vector
     measures (a PR curve) cost O(k m); ``factor`` is None when the design variance is not
     estimable. ``model_variance`` (m,) is what the oracle model adds for the items the design
-    has not seen (``intervals``). ``model_value`` and ``model_variance_own`` (m,) are the
-    model's own estimate and its variance (``intervals.model_estimate``); the interval is the
+    has not seen (``intervals``). ``model_value`` (m,) is the model's own estimate and
+    ``model_spread`` its distribution (``intervals.model_estimate``); the interval is the
     hull of the design's and the model's. ``bounds`` = (low, high), each (m,), is the range
     the measure can still take whatever the unlabelled items are. When the measure is not yet
     defined, ``value`` is NaN and ``reason`` says why; ``caveat`` says why there is no
@@ -72,7 +72,7 @@ class Estimate:
     downdate: np.ndarray | None = None
     model_variance: np.ndarray | None = None
     model_value: np.ndarray | None = None
-    model_variance_own: np.ndarray | None = None
+    model_spread: intervals.ModelSpread | None = None
     bounds: tuple[np.ndarray, np.ndarray] | None = None
     caveat: str | None = None
 
@@ -130,8 +130,8 @@ class Estimate:
         Measures outside [0, 1] (MCC, Brier) use ``"normal"``, except those with a
         ``log_scale`` (a, b): their ``"logit"`` limits are the delta method's on the scale of
         log(a + b G), mapped back (regression errors, b = 1, and 1 - R^2, a = 1, b = -1: they
-        are positive and right-skewed). With a ``model_value``
-        the interval is the hull of the design's and the model's, each by ``method``
+        are positive and right-skewed). With a ``model_spread`` the interval is the hull of
+        the design's, by ``method``, and the model's, the quantiles of its distribution
         (``intervals``: the two err on opposite sides). It is clipped to ``bounds``; while
         there is a ``caveat`` (or the estimate is undefined) it is the bounds themselves.
         """
@@ -144,9 +144,8 @@ class Estimate:
             return self.bounds[0].copy(), self.bounds[1].copy()
         se = self.std_error
         low, high = self._limits(self.value, se, confidence_level, method)
-        if self.model_value is not None:
-            own = np.sqrt(self.model_variance_own)
-            model_low, model_high = self._limits(self.model_value, own, confidence_level, method)
+        if self.model_spread is not None:
+            model_low, model_high = self.model_spread.limits(confidence_level)
             low, high = np.fmin(low, model_low), np.fmax(high, model_high)  # NaN: the other
         if self.bounds is not None:
             low = np.where(np.isnan(se), self.bounds[0], np.maximum(low, self.bounds[0]))
@@ -160,7 +159,7 @@ class Estimate:
         the design's), (low, high) boolean arrays of shape ``(m,)``: where the sample may not
         yet have met the items that the model expects to move the measure."""
         low, high = self.confidence_interval(confidence_level)
-        design_low, design_high = replace(self, model_value=None).confidence_interval(
+        design_low, design_high = replace(self, model_spread=None).confidence_interval(
             confidence_level
         )
         return low < design_low, high > design_high
@@ -597,7 +596,7 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
         design,
         model_variance=model_variance,
         model_value=None if model is None else model[0],
-        model_variance_own=None if model is None else model[1],
+        model_spread=None if model is None else model[1],
         bounds=bounds,
         caveat=caveat,
     )

@@ -28,16 +28,17 @@ of knowledge about the unlabelled items help without touching the design's estim
   answers where items are labelled, pi's expectation elsewhere (a prediction estimator,
   Saerndal, Swensson & Wretman 1992, Sec. 6.7; here with the recalibrated probabilities),
   G_model = g((1/N) [sum_{x labelled} l(x, y_x) + sum_{x unlabelled} E_pi l(x, y)]), with
-  the remainder variance above plus, on binary pools, the recalibration's own uncertainty
-  (``recalibration_variance``) as its variance. It errs where the model is wrong, the design
-  estimate where its draws have missed the rare heavy events, and the two errors tend to lie on
-  opposite sides of the truth (over-confident probabilities: the model under-counts the
-  hidden false negatives by a factor 2-3, the design has not drawn them). The reported
+  the remainder variance above and, on binary pools, the recalibration's own uncertainty
+  (``recalibration_spread``) making up its distribution (``ModelSpread``). It errs where
+  the model is wrong, the design estimate where its draws have missed the rare heavy events,
+  and the two errors tend to lie on opposite sides of the truth (over-confident
+  probabilities: the model under-counts the hidden false negatives by a factor 2-3, the
+  design has not drawn them). The reported
   interval is the hull of the design's interval and the model's (``model_estimate``). Measured
   (F1, 60 runs, AIS at 500 labels, the model's variance then the remainder's alone): coverage
   0.73 -> 0.92 on the over-confident synthetic pool (width 0.34 -> 0.43), 0.95 -> 1.00 on
   abt-buy with its calibrated column (width 0.144 -> 0.157). The recalibration's uncertainty
-  (F1, 200 runs; see ``recalibration_variance`` and benchmarks/results/coverage.md) then
+  (F1, 200 runs; see ``recalibration_spread`` and benchmarks/results/coverage.md) then
   lifted Bernoulli sampling at 200 / 500 labels from 0.73 / 0.75 to 1.00 on the rare
   calibrated pool (width 0.56 / 0.56 -> 0.84 / 0.66) and from 0.68 / 0.82 to 0.98 / 0.98 on
   the over-confident one (width 0.51 / 0.47 -> 0.75 / 0.67). Around the MAP alone, without
@@ -62,7 +63,7 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
+from scipy import sparse, stats
 from scipy.special import expit
 
 from .measures import Measure
@@ -72,7 +73,7 @@ from .strata import compact_codes, fitting_depth, partition_pool
 __all__ = ["OracleView", "oracle_view", "measure_bounds", "model_estimate"]
 
 _MAX_BOUND_VERTICES = 256
-_Z95 = 1.959963984540054  # the recalibration's 95% region (``recalibration_variance``)
+_Z95 = 1.959963984540054  # the recalibration's 95% region (``recalibration_spread``)
 _REGION_POINTS = 32
 _GRID_STEPS = 17  # per code, for binary measures whose extremes need not lie at vertices
 
@@ -254,23 +255,98 @@ def remainder_variance(view: OracleView, u: np.ndarray, n_pool: int) -> np.ndarr
     return counts @ np.maximum(spread, 0.0) / n_pool**2
 
 
+@dataclass(frozen=True)
+class ModelSpread:
+    """The model's distribution of the measure, each field (m,): the Bayesian model average
+    of the two maps of ``RecalibratedProbabilities`` (Hoeting, Madigan, Raftery & Volinsky
+    1999, Statist. Sci. 14, eq. 1: the posterior of a quantity is the average of its
+    posteriors under each model, weighted by the models' posterior probabilities),
+
+        F(x) = w F_1(x) + (1 - w) Phi((x - G_0) / r),
+
+    ``weight`` w on M1, the fitted map, and 1 - w on M0, p̂ itself; ``identity`` G_0 and
+    ``at_map`` G_1 the measure under either map; ``remainder`` r the standard deviation of
+    what the unlabelled items' answers add under the model (``remainder_variance``). F_1 is
+    M1's posterior of G, read from its profile-likelihood limits (``recalibration_spread``):
+    the signed root of the likelihood ratio is close to N(0, 1) (Barndorff-Nielsen & Cox 1994,
+    Sec. 3.4), so G_1 + s z is G's quantile at Phi(z), with ``below`` s on the side under the
+    MAP and ``above`` s over it (the region's 95% limits over 1.96 each), and r added to each
+    in quadrature. For the Dirichlet tree (multi-class pools) w = 0 and G_0 is the model's
+    estimate.
+
+    The limits are F's quantiles: where w is small (the answers bear p̂ out), M1's long tail
+    reaches only as far as its share of the tail probability allows. Before, the variance of
+    this mixture (the law of total variance) went into the delta method on the logit scale,
+    which turns a small chance of a large miss into a wide interval on both grounds: static
+    IS on the sharp calibrated synthetic pool at 500 labels, w = 0.13, G_1's limits
+    [0.50, 0.957], gave [0.33, 0.957] around an estimate within 1e-5 of the truth.
+    """
+
+    weight: np.ndarray
+    identity: np.ndarray
+    at_map: np.ndarray
+    below: np.ndarray
+    above: np.ndarray
+    remainder: np.ndarray
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        """F(x) per component; ``x`` (..., m)."""
+        below = np.hypot(self.below, self.remainder)
+        above = np.hypot(self.above, self.remainder)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            side = np.where(x <= self.at_map, below, above)
+            mapped = np.where(side > 0, stats.norm.cdf((x - self.at_map) / side), 0.0)
+            mapped = np.where((side == 0) & (x >= self.at_map), 1.0, mapped)
+            identity = np.where(
+                self.remainder > 0,
+                stats.norm.cdf((x - self.identity) / self.remainder),
+                (x >= self.identity).astype(float),
+            )
+        return self.weight * mapped + (1 - self.weight) * identity
+
+    def limits(self, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """F's quantiles at (1 -/+ level) / 2, each (m,), by bisection (to 1e-12 of the
+        span); NaN where a component is undefined."""
+        tail = (1 - confidence_level) / 2
+        reach = 10 * (np.hypot(np.maximum(self.below, self.above), self.remainder) + 1e-12)
+        start = np.minimum(self.at_map, self.identity) - reach
+        end = np.maximum(self.at_map, self.identity) + reach
+        limits = []
+        for level in (tail, 1 - tail):
+            low, high = start.copy(), end.copy()
+            for _ in range(60):
+                middle = (low + high) / 2
+                under = self.cdf(middle) < level
+                low, high = np.where(under, middle, low), np.where(under, high, middle)
+            limits.append((low + high) / 2)
+        return limits[0], limits[1]
+
+
 def model_estimate(
     view: OracleView, measure: Measure, known_mass: np.ndarray, n_pool: int
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The model's estimate of the measure and its variance, each (m,): the answers where
+) -> tuple[np.ndarray, ModelSpread] | None:
+    """The model's estimate of the measure (m,) and its distribution: the answers where
     items are labelled (``known_mass`` (codes, C) counts them), pi's expected class mass for
-    the rest, and the remainder variance at the model's own R, plus, for the recalibrated
-    probabilities, what their fit leaves uncertain (``recalibration_variance``). None where
+    the rest, the remainder variance at the model's own R, and, for the recalibrated
+    probabilities, what their fit leaves uncertain (``recalibration_spread``). None where
     the measure is not defined there."""
     risk = _model_risks(view, view.response[None], measure, known_mass, n_pool)[0]
     if measure.undefined_reason(risk) is not None:
         return None
     n_codes, C = known_mass.shape
     u = projected_losses(measure, measure.jacobian(risk), n_codes, C)
-    variance = remainder_variance(view, u, n_pool)
-    if isinstance(view.model, RecalibratedProbabilities):
-        variance = variance + recalibration_variance(view, measure, known_mass, n_pool)
-    return measure.g(risk), variance
+    remainder = np.sqrt(remainder_variance(view, u, n_pool))
+    value = measure.g(risk)
+    if not isinstance(view.model, RecalibratedProbabilities):
+        zero = np.zeros_like(value)
+        return value, ModelSpread(zero, value, value, zero, zero, remainder)
+    weight, at_map, identity, below, above = recalibration_spread(view, measure, known_mass, n_pool)
+    at_map, identity = (
+        np.where(np.isnan(at_map), value, at_map),
+        np.where(np.isnan(identity), value, identity),
+    )
+    spread = ModelSpread(np.full_like(value, weight), identity, at_map, below, above, remainder)
+    return value, spread
 
 
 def _model_risks(view, responses, measure, known_mass, n_pool) -> np.ndarray:
@@ -285,23 +361,22 @@ def _model_risks(view, responses, measure, known_mass, n_pool) -> np.ndarray:
     return np.tensordot(mass, measure.loss_table(n_codes, C), axes=([1, 2], [0, 1])) / n_pool
 
 
-def recalibration_variance(
+def recalibration_spread(
     view: OracleView, measure: Measure, known_mass: np.ndarray, n_pool: int
-) -> np.ndarray:
-    """The variance (m,) the recalibration's uncertainty adds to the model's estimate G, under
-    the model average of ``RecalibratedProbabilities`` (w on M1, the map theta = (a, b); 1 - w
-    on M0, p̂ itself): w s^2 + w (1 - w) (G_1 - G_0)^2, the law of total variance over the
-    two maps. G_1, G_0 are the estimates under either map, and s the spread of G_1(theta)
-    under M1's posterior, per component:
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What the recalibration's fit leaves uncertain, for ``ModelSpread``: the model
+    average's weight w on M1 (the map theta = (a, b); 1 - w on M0, p̂ itself), the estimates
+    G_1 at M1's MAP and G_0 under p̂, and G_1's spread below and above its MAP under M1's
+    posterior, each (m,):
 
-        s = max over R of |G_1(theta) - G_1(theta^)| / z,   z = 1.96,
+        below = max over R of (G_1(theta^) - G_1(theta)) / z,  above likewise upwards,
 
-    R = {theta : log p(theta | y) >= log p(theta^ | y) - z^2 / 2}, M1's likelihood region
-    (``RecalibratedProbabilities.likelihood_region``), G_1 evaluated exactly at 32 points of
-    its boundary. The largest and smallest G_1 over R are its profile-likelihood limits at
-    95% (Venzon & Moolgavkar 1988, Appl. Statist. 37): s is the larger half-width. Where the
-    posterior is Gaussian, R is Laplace's ellipse, and where G_1 is also linear in theta, s is
-    the delta method's sqrt(J Sigma J'). Neither holds where it matters:
+    z = 1.96 and R = {theta : log p(theta | y) >= log p(theta^ | y) - z^2 / 2}, M1's
+    likelihood region (``RecalibratedProbabilities.likelihood_region``), G_1 evaluated exactly
+    at 32 points of its boundary. The smallest and largest G_1 over R are its profile-
+    likelihood limits at 95% (Venzon & Moolgavkar 1988, Appl. Statist. 37). Where the
+    posterior is Gaussian, R is Laplace's ellipse, and where G_1 is also linear in theta, both
+    spreads are the delta method's sqrt(J Sigma J'). Neither holds where it matters:
 
     * G_1 is not linear: the tail's expected positives grow exponentially in theta, so a
       slope a little shallower hides many more false negatives than a slope a little steeper
@@ -314,15 +389,17 @@ def recalibration_variance(
       labels 0.72 / 0.63 / 0.51 on the ellipse, 0.71 / 0.58 / 0.46 on R, coverage
       0.975-0.995 both; see benchmarks/results/coverage.md).
 
-    The points serve every component of a vector measure (a PR curve) at once.
+    The points serve every component of a vector measure (a PR curve) at once. Where a map
+    leaves the measure undefined, its estimate is NaN (``model_estimate`` puts the model
+    average's in its place).
 
     Why the term: around the Platt map's MAP alone, the model's interval was a Poisson-binomial
     spread around a point whose slope, fitted to a few dozen answers, decides how many
     positives the tail hides (over-confident pool, AIS at 200 labels, 30 runs: estimates over
     0.18-0.78 with intervals of +-0.03). On calibrated pools w is small (0.03 on abt-buy's
-    column at 200 labels), so the term adds little there."""
+    column at 200 labels), so M1's spread reaches into the interval only as far as w lets
+    it (``ModelSpread``)."""
     model = view.model
-    weight = model.recalibration_weight_
     boundary = model.likelihood_region(_Z95, _REGION_POINTS)
     maps = np.vstack([model.coef_, model.prior_mean, boundary])  # M1's MAP, identity, region
     x = model.bin_logit_[view.grouping.group_block]
@@ -336,11 +413,17 @@ def recalibration_variance(
             for risk in risks
         ]
     )
-    at_map, identity = estimates[0], estimates[1]
+    at_map, identity, region = estimates[0], estimates[1], estimates[2:]
     with np.errstate(invalid="ignore"):
-        spread = np.nanmax(np.abs(estimates[2:] - at_map), axis=0, initial=0.0) / _Z95
-    between = np.nan_to_num(at_map - identity)
-    return weight * np.nan_to_num(spread) ** 2 + weight * (1 - weight) * between**2
+        below = np.nanmax(at_map - region, axis=0, initial=0.0) / _Z95
+        above = np.nanmax(region - at_map, axis=0, initial=0.0) / _Z95
+    return (
+        model.recalibration_weight_,
+        at_map,
+        identity,
+        np.nan_to_num(below),
+        np.nan_to_num(above),
+    )
 
 
 def stratified_variance(sampler, view: OracleView, u: np.ndarray, items, labels) -> np.ndarray:

@@ -360,7 +360,7 @@ class RecalibratedProbabilities:
         level, from r = z (Laplace's ellipse): f is concave and falls along the ray, so the
         tangent's root never lies short of f's and the steps close in on it from beyond.
         For a Gaussian posterior this is Laplace's ellipse; here the logistic tails make it
-        lopsided (``intervals.recalibration_variance``)."""
+        lopsided (``intervals.recalibration_spread``)."""
         angle = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
         circle = np.column_stack([np.cos(angle), np.sin(angle)])
         direction = circle @ np.linalg.cholesky(self.covariance_).T

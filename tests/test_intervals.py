@@ -271,7 +271,7 @@ def test_the_models_estimate_is_the_answers_plus_its_expectation_for_the_rest(sa
     remainder = np.sum(np.where(labelled, 0.0, p1 * (1 - p1) * slope**2))
     # the recalibration: M1's F1 at 32 points of the boundary of its 95% likelihood region,
     # found along (a, b) = MAP + r L (cos phi, sin phi), L L' = Sigma, by bisection on the
-    # log posterior written out here; its largest move over z is the spread
+    # log posterior written out here; its largest moves down and up over z are the spreads
     z, covariance = 1.959963984540054, calibration.covariance_
     items = np.flatnonzero(labelled)
     x, y_items = np.log(pool.prob[items, 1] / (1 - pool.prob[items, 1])), answer[items]
@@ -291,17 +291,50 @@ def test_the_models_estimate_is_the_answers_plus_its_expectation_for_the_rest(sa
             middle = (low + high) / 2
             inside = log_posterior(calibration.coef_ + middle * direction) >= level
             low, high = (middle, high) if inside else (low, middle)
-        moves.append(abs(f1_of(recalibrated(calibration.coef_ + low * direction)) - at_map))
-    within = (max(moves) / z) ** 2
-    # near linear here, so close to the delta method's J Sigma J' (finite differences)
+        moves.append(f1_of(recalibrated(calibration.coef_ + low * direction)) - at_map)
+    below, above = max(-min(moves), 0) / z, max(max(moves), 0) / z
+    # near linear here, so each side close to the delta method's sqrt(J Sigma J')
     gradient = np.zeros(2)
     for k in range(2):
         step = np.eye(2)[k] * h
         gradient[k] = (f1_of(recalibrated(calibration.coef_ + step)) - at_map) / h
-    assert within == pytest.approx(gradient @ covariance @ gradient, rel=0.5)
-    between = at_map - f1_of(identity)
-    variance = remainder + w * within + w * (1 - w) * between**2
-    assert estimate.model_variance_own[0] == pytest.approx(variance, rel=1e-4)
+    for side in (below, above):
+        assert side**2 == pytest.approx(gradient @ covariance @ gradient, rel=0.5)
+    spread = estimate.model_spread
+    assert spread.weight[0] == pytest.approx(w, rel=1e-12)
+    assert spread.at_map[0] == pytest.approx(at_map, rel=1e-12)
+    assert spread.identity[0] == pytest.approx(f1_of(identity), rel=1e-12)
+    assert spread.below[0] == pytest.approx(below, rel=1e-4)
+    assert spread.above[0] == pytest.approx(above, rel=1e-4)
+    assert spread.remainder[0] == pytest.approx(np.sqrt(remainder), rel=1e-4)
+
+
+def spread_of(*fields):
+    """A ModelSpread of one component from its fields (weight, identity, at_map, below,
+    above, remainder)."""
+    return intervals.ModelSpread(*(np.array([value], dtype=float) for value in fields))
+
+
+def test_the_models_limits_are_its_mixtures_quantiles():
+    z = 1.959963984540054
+    # M1 alone: its profile-likelihood limits, G_1 - z below and G_1 + z above
+    low, high = spread_of(1.0, 0.9, 0.8, 0.1, 0.02, 0.0).limits(LEVEL)
+    assert (low[0], high[0]) == (pytest.approx(0.8 - z * 0.1), pytest.approx(0.8 + z * 0.02))
+    # M0 alone: the remainder's normal interval around G_0
+    low, high = spread_of(0.0, 0.9, 0.8, 0.1, 0.02, 0.01).limits(LEVEL)
+    assert (low[0], high[0]) == (pytest.approx(0.9 - z * 0.01), pytest.approx(0.9 + z * 0.01))
+    # the mixture against a million draws from it: M1 with probability w, its quantile
+    # function G_1 + s z with the side's s, else G_0 (no remainder, so no approximation)
+    rng = np.random.default_rng(3)
+    n = 1_000_000
+    normal = rng.standard_normal(n)
+    draws = np.where(rng.random(n) < 0.2, 0.8 + normal * np.where(normal < 0, 0.1, 0.02), 0.9)
+    low, high = spread_of(0.2, 0.9, 0.8, 0.1, 0.02, 0.0).limits(LEVEL)
+    assert low[0] == pytest.approx(np.quantile(draws, 0.025), abs=2e-3)
+    assert high[0] == pytest.approx(np.quantile(draws, 0.975), abs=2e-3)
+    # the smaller M1's weight, the less of its long lower tail reaches the interval
+    lows = [spread_of(w, 0.9, 0.8, 0.1, 0.02, 0.005).limits(LEVEL)[0][0] for w in (1, 0.5, 0.1)]
+    assert lows[0] < lows[1] < lows[2] < 0.9
 
 
 def test_the_interval_is_the_hull_of_the_designs_and_the_models():
@@ -314,7 +347,7 @@ def test_the_interval_is_the_hull_of_the_designs_and_the_models():
         n_draws=10,
         component_names=("f1",),
         model_value=np.array([0.45]),
-        model_variance_own=np.array([0.02**2]),
+        model_spread=spread_of(0.0, 0.45, 0.45, 0.0, 0.0, 0.02),
     )
 
     def logit_limits(value, se):
@@ -322,10 +355,10 @@ def test_the_interval_is_the_hull_of_the_designs_and_the_models():
         return 1 / (1 + np.exp(-(centre - half))), 1 / (1 + np.exp(-(centre + half)))
 
     low, high = estimate.confidence_interval(LEVEL)
-    assert low[0] == pytest.approx(logit_limits(0.45, 0.02)[0], rel=1e-9)  # the model's
+    assert low[0] == pytest.approx(0.45 - z * 0.02, rel=1e-9)  # the model's
     assert high[0] == pytest.approx(logit_limits(0.6, 0.05)[1], rel=1e-9)  # the design's
     assert estimate.limits_from_model(LEVEL) == (np.array([True]), np.array([False]))
-    inside = replace(estimate, model_value=np.array([0.6]), model_variance_own=np.array([0.0]))
+    inside = replace(estimate, model_spread=spread_of(0.0, 0.6, 0.6, 0.0, 0.0, 0.0))
     assert not np.any(inside.limits_from_model(LEVEL))
     np.testing.assert_allclose(np.ravel(inside.confidence_interval(LEVEL)), logit_limits(0.6, 0.05))
 
