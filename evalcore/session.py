@@ -68,8 +68,8 @@ class ReplayError(SessionError):
 # session, the behaviour of a session saved without it). Both are saved with a new session, so
 # its log replays the same draws whatever the defaults become.
 _LATER_OPTIONS = {
-    "passive": {"batch_repeats": (True, False)},
-    "is": {"batch_repeats": (True, False)},
+    "passive": {"batch_repeats": (True, False), "separate_labelled": (True, False)},
+    "is": {"batch_repeats": (True, False), "separate_labelled": (True, False)},
     "ais": {
         "batch_repeats": (True, False),
         "oracle_model": ("mixture", "block"),
@@ -82,8 +82,10 @@ _LATER_OPTIONS = {
 
 def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     """The options of a saved session as they were when it was saved: sessions saved before
-    repeated draws were batched replay one draw at a time, and AIS and Bernoulli sessions saved
-    before the item-level model replay with the Dirichlet tree's block-level one. Regression
+    repeated draws were batched replay one draw at a time, passive and static IS sessions saved
+    before labelled items were kept apart draw the next unlabelled item by rejection, and AIS
+    and Bernoulli sessions saved before the item-level model replay with the Dirichlet tree's
+    block-level one. Regression
     sessions (``pool`` a ``RegressionPool``) came later than all of these."""
     if isinstance(pool, RegressionPool):
         return dict(options)
@@ -97,7 +99,7 @@ def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
     deterministic = options.pop("deterministic", True)
     batch = options.pop("batch_repeats", True)  # ignored by designs that never repeat a draw
     if name == "passive":
-        return PassiveSampler(pool, measure, deterministic, rng, batch_repeats=batch)
+        return PassiveSampler(pool, measure, deterministic, rng, batch_repeats=batch, **options)
     if name == "is":
         return StaticISSampler(pool, measure, deterministic, rng, batch_repeats=batch, **options)
     if name == "ais":

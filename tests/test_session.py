@@ -103,8 +103,9 @@ def test_unknown_sampler_is_refused(pool):
         ("ais", {"model_averaging": False}),
         ("bernoulli", {"oracle_model": "block", "model_averaging": False}),
         ("bernoulli", {"model_averaging": False}),
-        ("is", {"batch_repeats": False}),
-        ("passive", {"batch_repeats": False}),
+        ("is", {"batch_repeats": False, "separate_labelled": False}),
+        ("is", {"separate_labelled": False}),
+        ("passive", {"batch_repeats": False, "separate_labelled": False}),
     ],
 )
 def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, old, pool):
@@ -121,6 +122,7 @@ def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, o
     assert loaded.next_item() == session.next_item()
     fresh = ec.Session(pool, "f1", name, seed=4, budget=80)
     new_defaults = {"batch_repeats": True, "oracle_model": "mixture", "model_averaging": True}
+    new_defaults["separate_labelled"] = True
     assert {option: fresh.options[option] for option in old} == {
         option: new_defaults[option] for option in old
     }
