@@ -46,9 +46,9 @@ def one_run(seed):
     while sampler.n_labels < BUDGET:
         sampler.record(pool.y_true[sampler.propose().item])
     est = ec.estimate(sampler)
-    row = [est.value[0], *replace(est, model_value=None).confidence_interval(LEVEL)]
+    row = [est.value[0], *replace(est, model_spread=None).confidence_interval(LEVEL)]
     plugin = ec.estimate(sampler, variance="plugin")
-    row += replace(plugin, model_value=None).confidence_interval(LEVEL)
+    row += replace(plugin, model_spread=None).confidence_interval(LEVEL)
     # negative control: treat the distinct labelled items as a simple random sample
     items = np.flatnonzero(sampler.labels_ >= 0)
     losses = measure.loss(pool.y_pred[items], pool.y_true[items])
@@ -97,7 +97,7 @@ def test_the_hull_with_the_model_covers_at_least_as_often_and_is_narrower_than_s
     assert covered(runs, truth, 7) >= covered(runs, truth, 1)
     assert covered(runs, truth, 7) >= 0.92
     design, plugin, hull = (np.median(runs[:, i + 1] - runs[:, i]) for i in (1, 3, 7))
-    assert design <= hull <= plugin
+    assert design < hull <= plugin  # the model widens it here: the design alone is not the hull
 
 
 @pytest.mark.slow
