@@ -9,18 +9,17 @@ Samplers:
 
 * ``ais``: the default, AIS on a mixture of the item-level and block-level proposals, the
   block share chosen after every answer (``AISSampler._block_share``), the item-level model
-  averaged with the identity map by the evidence (``oracle.ItemLevelModel``);
-* ``ais-map``: the default before model averaging (the recalibration's MAP alone, the block
-  share at least 0.1); rows of two other variants of it (a fixed share of one half, the
-  item-level model alone) were dropped with it and are in the file's history;
+  averaged with the identity map by the evidence (``oracle.ItemLevelModel``); variants of it
+  measured earlier (the recalibration's MAP alone; a fixed share of one half; the item-level
+  model alone) are in this file's history;
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
-On the real pools the rows of ais-block, ais-1 and is are read from label_efficiency.csv (the
-same setup and seed, 100 runs; ais-block is the ``ais`` row there). Each new configuration's
-rows are appended to benchmarks/results/default_sampler.csv as soon as it finishes
-(``--resume`` skips those done); the Markdown table compares ``ais`` with the best of
-ais-block, ais-1 and is.
+Every sampler runs here on every pool with the same seed, so the rows are side by side. Each
+configuration's rows replace its earlier ones in benchmarks/results/default_sampler.csv as
+soon as it finishes (``--resume`` skips those done); the Markdown table compares ``ais`` with
+the best of ais-block, ais-1 and is. Where this script has not run a baseline on a real pool
+yet, the table falls back to label_efficiency.csv's row (the same setup, older code), marked.
 
     python benchmarks/default_sampler.py [--repeats 50] [--jobs 2] [--pools ...]
         [--samplers ...] [--resume]
@@ -49,7 +48,6 @@ POOLS = ["over_confident (prob)", "sharp_calibrated (prob)", "abt-buy (prob)", "
 POOLS += ["tweets100k"]
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
-    "ais-map": ("ais", {"model_averaging": False}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -97,7 +95,8 @@ def rows_for(pool_name, pool, name, repeats, jobs):
 
 
 def label_efficiency_rows() -> pd.DataFrame:
-    """The real pools' baselines, from label_efficiency.csv (block-level AIS is its ``ais``)."""
+    """The real pools' baselines from label_efficiency.csv (block-level AIS is its ``ais``):
+    the fallback for those this script has not run."""
     table = pd.read_csv(label_efficiency.OUT)
     table = table[(table.measure == "f1") & table.n_labels.isin(CHECKPOINTS)]
     table = table[table.sampler.isin(["ais", "ais-1", "is"])].copy()
@@ -112,22 +111,22 @@ def label_efficiency_rows() -> pd.DataFrame:
 def write_markdown(path: Path = OUT) -> None:
     table = pd.read_csv(path)
     table["source"] = "this script"
-    table = pd.concat([table, label_efficiency_rows()], ignore_index=True)
+    fallback = label_efficiency_rows()
+    ran = pd.MultiIndex.from_frame(table[["pool", "sampler"]])
+    fallback = fallback[~pd.MultiIndex.from_frame(fallback[["pool", "sampler"]]).isin(ran)]
+    table = pd.concat([table, fallback], ignore_index=True)
     table = table[table.pool.isin(POOLS)]
     lines = [
         "# The default AIS against the best of the others (F1)",
         "",
-        "Made by `python benchmarks/default_sampler.py` (seeded, seed 2021). `ratio` is the",
-        "default's MSE over the lowest MSE of ais-block, ais-1 and is at the same budget (below",
-        "1: the default is better; target: at most 1 everywhere, at most 0.8 on half). Rows",
-        "marked * come from label_efficiency.csv (same setup, 100 runs; made before the",
-        "intervals of issue 9 for abt-buy (expit) and tweets100k, so their coverage and width",
-        "are the old intervals' or missing). over_confident's baselines have 50 runs.",
-        "sharp_calibrated's rows (100 runs each) were made with the estimator that replaces",
-        "repeated draws of labelled items by their expectation (README, departures from the",
-        "papers); the other pools' rows predate it (seed 003's eq. 1).",
-        "`ais-map` is the default before model averaging (the recalibration's MAP alone, the",
-        "tree's share at least 0.1).",
+        "Made by `python benchmarks/default_sampler.py` (seeded, seed 2021; every sampler on every",
+        "pool with the same seed, side by side). `ratio` is the default's MSE over the lowest MSE",
+        "of ais-block, ais-1 and is at the same budget (below 1: the default is better; target: at",
+        "most 1 everywhere, at most 0.8 on half). With a deterministic oracle, passive, static IS",
+        "and AIS estimate with repeated draws of labelled items replaced by their expectation",
+        "(README, departures from the papers). Rows marked * are label_efficiency.csv's (same",
+        "setup, 100 runs, older code: seed 003's eq. 1 and the intervals before issue 9), used",
+        "where this script has not run that baseline yet.",
         "",
     ]
     for pool_name in [name for name in POOLS if name in set(table.pool)]:
@@ -141,7 +140,7 @@ def write_markdown(path: Path = OUT) -> None:
         for row in group.sort_values(["n_labels", "sampler"]).itertuples():
             others = group[(group.n_labels == row.n_labels) & group.sampler.isin(BASELINES)]
             ratio = ""
-            if row.sampler in ("ais", "ais-map") and len(others):
+            if row.sampler == "ais" and len(others):
                 best = others.loc[others.mse.idxmin()]
                 ratio = f"{row.mse / best.mse:.2f} (vs {best.sampler})"
             width = "" if pd.isna(row.width) else f"{row.width:.3f}"
@@ -163,14 +162,15 @@ def main() -> None:
     for pool_name in pools:
         pool = None
         for name in samplers:
-            real = pool_name in label_efficiency.POOLS
-            if (pool_name, name) in done or (real and name in BASELINES):
+            if (pool_name, name) in done:
                 continue
             pool = pool or load(pool_name)
             start = time.perf_counter()
             frame = pd.DataFrame(rows_for(pool_name, pool, name, args.repeats, args.jobs))
             if args.out.exists():
-                frame = pd.concat([pd.read_csv(args.out), frame], ignore_index=True)
+                earlier = pd.read_csv(args.out)
+                same = (earlier.pool == pool_name) & (earlier.sampler == name)
+                frame = pd.concat([earlier[~same], frame], ignore_index=True)
             frame.to_csv(args.out, index=False)
             for row in frame.tail(len(CHECKPOINTS)).to_dict("records"):
                 print(json.dumps(row), flush=True)
