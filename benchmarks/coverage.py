@@ -59,6 +59,9 @@ EARLIER = {  # a row's construction without "+rb": what its note says
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
 REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block"}
+# "+sw": and weighs those terms by the oracle model's predicted variance of each
+# (estimators.stage_weights; the default AIS only)
+STAGE_WEIGHTED = {"ais"}
 
 
 # why a cell of the current construction is below target (measured; README, "Not yet right")
@@ -81,7 +84,11 @@ SHORTFALLS = {
 
 def construction(sampler: str) -> str:
     """The tag of what a row of ``sampler`` measures now."""
-    return INTERVALS + ("+rb" if sampler in REPEATS_BY_EXPECTATION else "")
+    return (
+        INTERVALS
+        + ("+rb" if sampler in REPEATS_BY_EXPECTATION else "")
+        + ("+sw" if sampler in STAGE_WEIGHTED else "")
+    )
 
 
 BUDGET = 2000
@@ -174,6 +181,9 @@ def verdict(row) -> str:
     made = "" if not isinstance(made, str) else made
     if made == construction(row.sampler):
         return "; ".join(notes)
+    if row.sampler in STAGE_WEIGHTED and not made.endswith("+sw"):
+        notes.append("measured before the terms were weighed by their predicted variance")
+    made = made.removesuffix("+sw")
     if row.sampler in REPEATS_BY_EXPECTATION and not made.endswith("+rb"):
         notes.append("measured with seed 003's eq. 1 (repeated draws not replaced)")
     made = made.removesuffix("+rb")
@@ -209,7 +219,10 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
         "limits from the variance of its model average, not the average's quantiles. "
         "Bernoulli's limits are on the logit scale (rows tagged so were seed 004's Beta). "
         "Rows of passive, is and ais noted as measured with eq. 1 predate the estimator "
-        "that replaces repeated draws of labelled items by their expectation.",
+        "that replaces repeated draws of labelled items by their expectation; rows of ais "
+        "noted as measured before the terms were weighed by their predicted variance predate "
+        "`estimators.stage_weights` (on pools where the answers contradict the "
+        "probabilities, w is close to 1 and so is every weight).",
         "",
     ]
     for pool_name, group in table.groupby("pool", sort=False):

@@ -130,8 +130,14 @@ class ImportanceSampler(SharesFrozenArrays):
         # q(L), the proposal's mass on the items labelled before it (``first_draws``)
         self._first_weight: list[float] = []
         self._labelled_share: list[float] = []
+        # per labelled item, where the design has an oracle model to predict it: that
+        # model's second moment of the item's term before its draw, flattened (codes x C
+        # each), and its weight on recalibrating the classifier then (``stage_moments``)
+        self._stage_moments: list[float] = []
+        self._stage_recalibration: list[float] = []
         self._pending: Proposal | None = None
         self._pending_share = 0.0
+        self._pending_moment: tuple[np.ndarray, float] | None = None
 
     # -- cells --------------------------------------------------------------------------
     def _build_cells(self, cell_of: np.ndarray, one_item_each: bool = False) -> None:
@@ -182,6 +188,7 @@ class ImportanceSampler(SharesFrozenArrays):
         if self.deterministic and self.batch_repeats and self._labelled_items:
             self._pending = self._next_unlabelled()
             if self._pending is not None:
+                self._pending_moment = self._predicted_moment()
                 return self._pending
         total = self.cumulative_mass_[-1]
         position = int(np.searchsorted(self.cumulative_mass_, self.rng_.random() * total, "right"))
@@ -196,6 +203,8 @@ class ImportanceSampler(SharesFrozenArrays):
         known = int(self.labels_[item]) if self.labels_[item] >= 0 else None
         if known is None and self._labelled_items:
             self._pending_share = float(self._labelled_item_values().sum() / total)
+        if known is None:
+            self._pending_moment = self._predicted_moment()
         if not self.deterministic:
             known = None
         self._pending = Proposal(item, q, 1.0 / (self.pool.n_pool * q), known)
@@ -299,9 +308,34 @@ class ImportanceSampler(SharesFrozenArrays):
             self._labelled_items.append(item)
             self._first_weight.append(proposal.weight)
             self._labelled_share.append(self._pending_share)
+            if self._pending_moment is not None:
+                moment, recalibration = self._pending_moment
+                self._stage_moments.extend(moment.ravel().tolist())
+                self._stage_recalibration.append(recalibration)
             if self.separate_labelled:
                 self.cell_unlabelled_[self.cell_of_[item]] -= 1
         self._update(item, label, proposal.weight, new)
+
+    def _predicted_moment(self) -> tuple[np.ndarray, float] | None:
+        """What the design's oracle model predicts, before the next new item's draw, of that
+        item's term (``stage_moments``); None for designs without one."""
+        return None
+
+    def stage_moments(self) -> tuple[np.ndarray, float] | None:
+        """M (n, codes, C), per labelled item in the order labelled, and w, the oracle
+        model's weight on recalibrating the classifier at the latest one's draw; None where
+        the design records no prediction (``estimators.stage_weights``).
+
+        M_s[c, y] = (1/N^2) sum over the items x of code c unlabelled before the s-th new
+        draw of pi_s(y | x) / q'_s(x), the oracle model's pi_s and the proposal restricted to
+        those items, q'_s = q_s / (1 - q_s(L_s)), both as they were then. With a new item's
+        term (1 - q_s(L_s)) w_s l_s = l(x) / (N q'_s(x)), x ~ q'_s
+        (``estimate_is_rao_blackwellised``), sum_{c,y} M_s[c, y] ||A l(c, y)||^2 is the
+        model's prediction of that term's second moment after projection by any A."""
+        if not self._stage_recalibration or len(self._stage_recalibration) != self.n_labels:
+            return None
+        shape = (self.n_labels, self.n_codes_, self.pool.n_classes)
+        return np.reshape(self._stage_moments, shape), self._stage_recalibration[-1]
 
     def _labelled_values(self) -> np.ndarray:
         """The value of each labelled item, in the order labelled: its cell's (the static
@@ -662,13 +696,16 @@ class AISSampler(ImportanceSampler):
 
     def _cell_values(self):
         if self.oracle_model != "mixture":
-            cells, self._labelled, _, _ = self._values_under(self.cell_response())
+            self.response_ = self.cell_response()
+            cells, self._labelled, _, _ = self._values_under(self.response_)
             return cells
-        item, block = (self._values_under(self.cell_response(m)) for m in ("item", "block"))
+        responses = [self.cell_response(m) for m in ("item", "block")]
+        item, block = (self._values_under(response) for response in responses)
         self.block_share_ = self.block_share
         if self.block_share is None:
             self.block_share_ = self._block_share(item, block)
         share = self.block_share_
+        self.response_ = (1 - share) * responses[0] + share * responses[1]
         cells = (1 - share) * item[0] / item[2] + share * block[0] / block[2]
         self._labelled = (1 - share) * item[1] / item[2] + share * block[1] / block[2]
         return cells
@@ -708,6 +745,33 @@ class AISSampler(ImportanceSampler):
 
     def _labelled_values(self):
         return self._labelled
+
+    def _predicted_moment(self):
+        """M_t of ``stage_moments`` under ``response_``, the model behind the proposal (the
+        mixture's: its components' responses in the proposal's shares), O(cells). Recorded
+        for the design's own scalar measure where the item-level model weighs its
+        recalibration against p̂ (``estimators.stage_weights`` needs that weight)."""
+        item_model = self.item_model_
+        if not (
+            self.separate_labelled
+            and self.measure.m == 1
+            and item_model is not None
+            and item_model.model_averaging
+        ):
+            return None
+        n_cells = len(self.cell_size_)
+        unlabelled_mass = self.cumulative_mass_[n_cells - 1]
+        inverse_q = np.divide(
+            unlabelled_mass, self.cell_value_, out=np.zeros(n_cells), where=self.cell_value_ > 0
+        )
+        per_cell = inverse_q * self.cell_unlabelled_ / self.pool.n_pool**2
+        moment = np.column_stack(
+            [
+                np.bincount(self.cell_code_, per_cell * self.response_[:, y], self.n_codes_)
+                for y in range(self.pool.n_classes)
+            ]
+        )
+        return moment, item_model.recalibration_weight_
 
     def _update(self, item, label, weight, new):
         block = self.partition.block[item]

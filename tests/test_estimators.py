@@ -339,3 +339,107 @@ def test_replacing_repeated_draws_by_their_expectation_cuts_the_error_where_few_
         errors.append([ec.estimate(sampler).value[0] - truth, eq1.value[0] - truth])
     mse_rb, mse_eq1 = np.mean(np.square(errors), axis=0)
     assert mse_rb < 0.25 * mse_eq1
+
+
+def calibrated_pool(n=3000, seed=8):
+    """Calibrated probabilities (every label drawn from its item's probability), 2% positive."""
+    rng = np.random.default_rng(seed)
+    logit = np.where(rng.random(n) < 0.03, rng.normal(2, 1.5, n), rng.normal(-7, 2, n))
+    prob = 1 / (1 + np.exp(-logit))
+    return ec.Pool.from_arrays(logit, y_true=(rng.random(n) < prob).astype(int), prob=prob)
+
+
+def test_each_stage_records_the_models_second_moment_of_its_term_item_by_item():
+    """M_s[c, y] = (1/N^2) sum over the unlabelled items x of code c of pi_s(y|x) / q'_s(x),
+    q'_s the proposal restricted to the unlabelled items, summed here item by item from the
+    proposal's pmf before each new draw; w is the item-level model's weight then."""
+    pool = calibrated_pool(n=400)
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 3, depth=3)
+    codes = measure.codes(pool)
+    expected, weights = [], []
+    while sampler.n_labels < 30:
+        proposal = sampler.propose()
+        if sampler.labels_[proposal.item] < 0:
+            unlabelled = np.flatnonzero(sampler.labels_ < 0)
+            q = sampler.pmf()[unlabelled]
+            q = q / q.sum()
+            response = sampler.response_[sampler.cell_of_[unlabelled]]
+            moment = np.zeros((sampler.n_codes_, 2))
+            np.add.at(moment, codes[unlabelled], response / (pool.n_pool**2 * q[:, None]))
+            expected.append(moment)
+            weights.append(sampler.item_model_.recalibration_weight_)
+        sampler.record(pool.y_true[proposal.item])
+    moments, recalibration = sampler.stage_moments()
+    np.testing.assert_allclose(moments, np.array(expected), rtol=1e-9, atol=0)
+    assert recalibration == weights[-1]
+    assert 0 < recalibration < 1
+
+
+def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilities():
+    """At w = 1 the exponent 1 - w is 0: every rho_s is 1 and the estimate is the plain
+    weighted mean of Des Raj's terms; another measure than the design's own, and the
+    block-level model (no w), are never weighted."""
+    pool = calibrated_pool()
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 5)
+    while sampler.n_labels < 60:
+        sampler.record(pool.y_true[sampler.propose().item])
+    items, weight, share = sampler.first_draws()
+    losses = losses_of(pool, measure, items)
+    plain = ec.estimators.estimate_is_rao_blackwellised(
+        losses, weight, share, pool.n_pool, measure, sampler.n_draws
+    )
+    assert ec.estimate(sampler).value[0] != plain.value[0]
+    sampler._stage_recalibration[-1] = 1.0
+    assert ec.estimate(sampler).value[0] == pytest.approx(plain.value[0], abs=1e-15)
+    assert ec.estimators.stage_weights(sampler, ec.get_measure("accuracy"), plain.risk) is None
+    block = ec.make_sampler("ais", pool, measure, 5, oracle_model="block")
+    block.record(pool.y_true[block.propose().item])
+    assert block.stage_moments() is None
+
+
+def test_weighing_the_stages_by_their_predicted_variance_cuts_the_error_where_few_items_matter():
+    """Regression for issue 13: on a calibrated, sharp pool the first draws' terms, made while
+    the proposal still spread its mass over the bulk, carried most of the default AIS's error
+    for the whole session (same 20 runs, 150 labels each; measured: MSE 3.7e-8 -> 1.8e-10)."""
+    pool = sharp_pool()
+    measure = ec.get_measure("f1")
+    truth = measure.g(ec.true_risk(pool, measure))[0]
+    errors = []
+    for seed in range(20):
+        sampler = ec.make_sampler("ais", pool, measure, seed)
+        while sampler.n_labels < 150:
+            sampler.record(pool.y_true[sampler.propose().item])
+        items, weight, share = sampler.first_draws()
+        plain = ec.estimators.estimate_is_rao_blackwellised(
+            losses_of(pool, measure, items), weight, share, pool.n_pool, measure, sampler.n_draws
+        )
+        errors.append([ec.estimate(sampler).value[0] - truth, plain.value[0] - truth])
+    mse_weighted, mse_plain = np.mean(np.square(errors), axis=0)
+    assert mse_weighted < 0.05 * mse_plain
+
+
+def test_the_stage_weighted_estimate_stays_centred_and_its_interval_holds_where_weights_act():
+    """Where the answers bear the probabilities out (w small, so rho_s is nearly the inverse
+    predicted variance), the weights depend on the run, yet the estimate stays centred on
+    the truth and the reported interval covers: 40 runs of the default AIS to 200 labels
+    on a calibrated pool with 77 positives in 3,000 (measured on 80 runs: bias 0.007 with
+    standard error 0.0075, coverage 1.00 at median width 0.115; the design's own interval
+    0.74, the plain weights' 0.625)."""
+    pool = calibrated_pool()
+    measure = ec.get_measure("f1")
+    truth = measure.g(ec.true_risk(pool, measure))[0]
+    values, covered, doubts = [], [], []
+    for seed in range(40):
+        sampler = ec.make_sampler("ais", pool, measure, 100 + seed)
+        while sampler.n_labels < 200:
+            sampler.record(pool.y_true[sampler.propose().item])
+        estimate = ec.estimate(sampler)
+        low, high = estimate.confidence_interval()
+        values.append(estimate.value[0])
+        covered.append(low[0] <= truth <= high[0])
+        doubts.append(sampler.stage_moments()[1])
+    assert np.median(doubts) < 0.3
+    assert abs(np.mean(values) - truth) < 3 * np.std(values) / np.sqrt(len(values))
+    assert np.mean(covered) >= 0.9
