@@ -580,9 +580,9 @@ class AISSampler(ImportanceSampler):
       positives over every block, so on its own it wastes labels where calibrated
       probabilities are sure. lambda (``block_share``; None: chosen after every answer by
       ``_block_share``, in [0.1 w, 0.9], w the item-level model's weight on recalibrating
-      the classifier) keeps the weights within 1 / min(lambda, 1 - lambda) of either
-      component's (a defensive mixture: Hesterberg 1995, Owen & Zhou 2000), and Theorem 1's
-      floor holds for both components.
+      the classifier; in [0.1 w, min(0.9, w)] with ``cap_block_share=True``) keeps the
+      weights within 1 / min(lambda, 1 - lambda) of either component's (a defensive mixture:
+      Hesterberg 1995, Owen & Zhou 2000), and Theorem 1's floor holds for both components.
 
     ``model_averaging`` (default True) averages the item-level model's recalibration with
     the identity map by their evidence (``ItemLevelModel``); False is the MAP alone, as
@@ -609,6 +609,7 @@ class AISSampler(ImportanceSampler):
         oracle_model="mixture",
         block_share=None,
         model_averaging=True,
+        cap_block_share=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         if not 0 <= defensive < 1:
@@ -616,6 +617,7 @@ class AISSampler(ImportanceSampler):
         if block_share is not None and not 0 <= block_share <= 1:
             raise ValueError(f"`block_share` must lie in [0, 1], got {block_share!r}.")
         self.block_share = block_share
+        self.cap_block_share = cap_block_share
         self.separate_labelled = deterministic
         self.epsilon = epsilon
         self.defensive = defensive
@@ -711,23 +713,42 @@ class AISSampler(ImportanceSampler):
         return cells
 
     def _block_share(self, item, block) -> float:
-        """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1 w, 0.9]: the grid value
-        that minimizes the draws' estimate of the proposal's second moment,
+        """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1 w, 0.9] ([0.1 w,
+        min(0.9, w)] with ``cap_block_share``): the grid value that minimizes the draws'
+        estimate of the proposal's second moment,
         sum_x p(x)^2 u(x)^2 / q_lambda(x) ~ (1/n) sum_j w_j p(x_j) u_j^2 / q_lambda(x_j), with
         u = Dg(R_t) l at each draw's answer (He & Owen 2014 choose mixture weights the same
-        way); 0.5 until a draw has a non-zero u. The upper bound keeps the weights within 10
-        times the item-level proposal's (a defensive mixture, Hesterberg 1995). The lower
-        bound is the tree's share of exploration: the estimate above cannot see positives no
-        draw has found, so on every pool we tried it sits at the floor: 0.1 times w, the
-        posterior probability that the classifier's probabilities need recalibrating
-        (``ItemLevelModel.recalibration_weight_``; w = 1 without model averaging). Where the
-        answers bear the probabilities out, draws go where they say; where the answers
-        contradict them, the tree keeps looking where they are falsely sure."""
+        way; the estimate is convex in lambda, so the bounds clip its minimizer); the nearest
+        bound to 0.5 until a draw has a non-zero u. w is the posterior probability that the
+        classifier's probabilities need recalibrating (``ItemLevelModel.recalibration_weight_``;
+        w = 1 without model averaging). The bound 0.9 keeps the weights within 10 times the
+        item-level proposal's (a defensive mixture, Hesterberg 1995). The lower bound is the
+        tree's share of exploration: the estimate above cannot see positives no draw has
+        found, so on every pool we tried it sits at the floor, 0.1 w. Where the answers bear
+        the probabilities out, draws go where they say; where the answers contradict them,
+        the tree keeps looking where they are falsely sure. The upper bound w (measured, not
+        yet the default: the coverage table awaits its rerun) keeps the tree from more of the
+        proposal than the evidence against p̂ gives it. The estimate evaluates the labelled
+        items at their own values and so favours the component that keeps more mass on them,
+        which put the tree's share at 0.5-0.9 for the first 80 answers on the calibrated,
+        sharp pool, where its mass is wasted (the next term's variance 0.11 against
+        ``ais-1``'s 1e-4 after 25 labels, benchmarks/results/term_variance.md). Capped at w,
+        F1 MSE at 250 / 500 / 1000 labels
+        (20 paired runs): sharp_calibrated 2.7e-10 / 2.5e-11 / 2.0e-12 -> 1.3e-10 / 1.4e-11
+        / 1.2e-12, abt-buy (expit) 1.6e-2 / 1.0e-2 / 4.3e-3 -> 1.1e-2 / 4.3e-3 / 3.8e-3,
+        rare_calibrated 6.9e-2 / 3.1e-2 / 1.7e-2 -> 3.9e-2 / 2.4e-2 / 1.7e-2, abt-buy (prob)
+        and tweets100k level; over_confident 4.1e-2 / 2.8e-2 / 1.7e-2 -> 4.4e-2 / 3.2e-2 /
+        1.7e-2 (40 other runs), a little worse: the cap also slows the tree's exploration
+        where it is what shows p̂ wrong."""
         draws = self.draws()
         u2 = item[3][self.codes_[draws.items], draws.labels]
         matters = (u2 > 0) & (draws.count > 0)
+        doubt = 1.0
+        if self.item_model_.model_averaging:
+            doubt = self.item_model_.recalibration_weight_
+        floor, ceiling = 0.1 * doubt, min(0.9, doubt) if self.cap_block_share else 0.9
         if not matters.any():
-            return 0.5
+            return float(np.clip(0.5, floor, ceiling))
         items = draws.items[matters]
         if self.separate_labelled:
             position = self.labelled_position_[items]
@@ -735,10 +756,7 @@ class AISSampler(ImportanceSampler):
         else:
             cell = self.cell_of_[items]
             q_item, q_block = item[0][cell] / item[2], block[0][cell] / block[2]
-        floor = 0.1
-        if self.item_model_.model_averaging:
-            floor *= self.item_model_.recalibration_weight_
-        shares = np.linspace(floor, 0.9, 33)
+        shares = np.linspace(floor, ceiling, 33)
         q = (1 - shares[:, None]) * q_item + shares[:, None] * q_block
         terms = (draws.count * draws.weight * u2)[matters]
         return float(shares[np.argmin((terms / q).sum(axis=1))])
