@@ -7,7 +7,8 @@ u = Dg(R) l(x, y(x)) at the true risk R; its variance is sum_x u^2 / (N^2 q'(x))
 over the unlabelled items. Once every positive is labelled it is 0: every later term is exact,
 and the estimate's error is what the first terms left. Medians over ``--repeats`` runs
 (seeds 1000+) for the default AIS, ``ais-1`` and the default with the tree's share fixed
-small or capped at w (``cap_block_share``), or the item-level model alone; written to benchmarks/results/term_variance.md.
+small or capped at w (``cap_block_share``), or the item-level model alone; written to
+benchmarks/results/term_variance.md.
 
     python benchmarks/term_variance.py [--repeats 12]
 """
