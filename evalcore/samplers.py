@@ -733,13 +733,12 @@ class AISSampler(ImportanceSampler):
         which put the tree's share at 0.5-0.9 for the first 80 answers on the calibrated,
         sharp pool, where its mass is wasted (the next term's variance 0.11 against
         ``ais-1``'s 1e-4 after 25 labels, benchmarks/results/term_variance.md). Capped at w,
-        F1 MSE at 250 / 500 / 1000 labels
-        (20 paired runs): sharp_calibrated 2.7e-10 / 2.5e-11 / 2.0e-12 -> 1.3e-10 / 1.4e-11
-        / 1.2e-12, abt-buy (expit) 1.6e-2 / 1.0e-2 / 4.3e-3 -> 1.1e-2 / 4.3e-3 / 3.8e-3,
-        rare_calibrated 6.9e-2 / 3.1e-2 / 1.7e-2 -> 3.9e-2 / 2.4e-2 / 1.7e-2, abt-buy (prob)
-        and tweets100k level; over_confident 4.1e-2 / 2.8e-2 / 1.7e-2 -> 4.4e-2 / 3.2e-2 /
-        1.7e-2 (40 other runs), a little worse: the cap also slows the tree's exploration
-        where it is what shows p̂ wrong."""
+        F1 MSE at 250 / 500 / 1000 labels (20 paired runs): sharp_calibrated 2.7e-10 /
+        2.5e-11 / 2.0e-12 -> 1.3e-10 / 1.4e-11 / 1.2e-12, abt-buy (expit) 1.6e-2 / 1.0e-2 /
+        4.3e-3 -> 1.1e-2 / 4.3e-3 / 3.8e-3, rare_calibrated 6.9e-2 / 3.1e-2 / 1.7e-2 ->
+        3.9e-2 / 2.4e-2 / 1.7e-2, abt-buy (prob) and tweets100k level; over_confident 4.1e-2
+        / 2.8e-2 / 1.7e-2 -> 4.4e-2 / 3.2e-2 / 1.7e-2 (40 other runs), a little worse: the
+        cap also slows the tree's exploration where it is what shows p̂ wrong."""
         draws = self.draws()
         u2 = item[3][self.codes_[draws.items], draws.labels]
         matters = (u2 > 0) & (draws.count > 0)
