@@ -727,8 +727,8 @@ class AISSampler(ImportanceSampler):
         found, so on every pool we tried it sits at the floor, 0.1 w. Where the answers bear
         the probabilities out, draws go where they say; where the answers contradict them,
         the tree keeps looking where they are falsely sure. The upper bound w (measured, not
-        yet the default: the coverage table awaits its rerun) keeps the tree from more of the
-        proposal than the evidence against p̂ gives it. The estimate evaluates the labelled
+        the default: README, issue 13) keeps the tree from more of the proposal than the
+        evidence against p̂ gives it. The estimate evaluates the labelled
         items at their own values and so favours the component that keeps more mass on them,
         which put the tree's share at 0.5-0.9 for the first 80 answers on the calibrated,
         sharp pool, where its mass is wasted (the next term's variance 0.11 against

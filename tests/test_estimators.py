@@ -456,7 +456,7 @@ def next_term_variance(sampler, u: np.ndarray) -> float:
 
 
 def test_capping_the_trees_share_at_the_doubt_about_the_probabilities():
-    """``cap_block_share`` (measured, not yet the default; issue 13): on a calibrated, sharp
+    """``cap_block_share`` (measured, not the default; issue 13): on a calibrated, sharp
     pool the share criterion gives the tree 0.5-0.9 of the proposal in the first answers,
     where its mass is wasted; capped at w the next term's variance after 10 answers is far
     smaller (10 runs, medians; measured 3.2e-4 against 2.4e-2), and the share never exceeds
