@@ -1,14 +1,11 @@
 """Where the default AIS's error on sharp_calibrated is made: the variance of the next new item's
 Des Raj term, given the true labels, after the first answers.
 
-With the proposal restricted to the unlabelled items q' (``estimators.
-estimate_is_rao_blackwellised``), the next term's F1 part is u(x) / (N q'(x)), x ~ q', with
-u = Dg(R) l(x, y(x)) at the true risk R; its variance is sum_x u^2 / (N^2 q'(x)) - (sum_x u / N)^2
-over the unlabelled items. Once every positive is labelled it is 0: every later term is exact,
-and the estimate's error is what the first terms left. Medians over ``--repeats`` runs
-(seeds 1000+) for the default AIS, ``ais-1`` and the default with the tree's share fixed
-small or capped at w (``cap_block_share``), or the item-level model alone; written to
-benchmarks/results/term_variance.md.
+``evalcore.diagnostics.next_term_variance``: once every positive is labelled it is 0, every
+later term is exact, and the estimate's error is what the first terms left. Medians over
+``--repeats`` runs (seeds 1000+) for the default AIS, ``ais-1`` and the default with the tree's
+share fixed small or capped at w (``cap_block_share``), or the item-level model alone; written
+to benchmarks/results/term_variance.md.
 
     python benchmarks/term_variance.py [--repeats 12]
 """
@@ -39,15 +36,6 @@ VARIANTS = {  # row: (sampler, options)
 }
 
 
-def next_term_variance(sampler, u: np.ndarray) -> float:
-    unlabelled = sampler.labels_ < 0
-    q = sampler.pmf()[unlabelled]
-    q = q / q.sum()
-    n_pool = len(u)
-    second = np.sum(u[unlabelled] ** 2 / q) / n_pool**2
-    return max(0.0, float(second - (u[unlabelled].sum() / n_pool) ** 2))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=12)
@@ -56,8 +44,6 @@ def main() -> None:
     mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label", prob="prob")
     pool = ec.Pool.from_dataframe(frame, mapping)
     measure = ec.get_measure("f1")
-    risk = ec.true_risk(pool, measure)
-    u = measure.loss(measure.codes(pool), pool.y_true) @ measure.dense_jacobian(risk)[0]
     lines = [
         "# Variance of the next Des Raj term on sharp_calibrated (F1)",
         "",
@@ -76,7 +62,7 @@ def main() -> None:
             for checkpoint in CHECKPOINTS:
                 while sampler.n_labels < checkpoint:
                     sampler.record(pool.y_true[sampler.propose().item])
-                variances.append(next_term_variance(sampler, u))
+                variances.append(ec.diagnostics.next_term_variance(sampler))
             table.append(variances)
         medians = np.median(table, axis=0)
         lines.append(f"| {row} | " + " | ".join(f"{v:.2g}" for v in medians) + " |")

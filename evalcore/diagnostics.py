@@ -8,7 +8,13 @@ from .measures import Measure
 from .pool import Pool
 from .regression import RegressionPool
 
-__all__ = ["kl_divergence", "optimal_proposal", "effective_sample_size", "true_risk"]
+__all__ = [
+    "kl_divergence",
+    "optimal_proposal",
+    "effective_sample_size",
+    "true_risk",
+    "next_term_variance",
+]
 
 
 def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
@@ -47,6 +53,25 @@ def optimal_proposal(pool: Pool, measure: Measure) -> np.ndarray | None:
         values = np.sqrt(sq_norm[codes, pool.y_true])
     total = values.sum()
     return values / total if total > 0 else None
+
+
+def next_term_variance(sampler) -> float:
+    """Variance, given the pool's true labels, of the next new item's Des Raj term under an
+    importance sampler's current proposal (``estimators.estimate_is_rao_blackwellised``):
+    u(x) / (N q'(x)), x ~ q', with q' the proposal restricted to the unlabelled items and
+    u = Dg(R) l(x, y(x)) at the true risk R; summed over the measure's components. 0 once
+    every unlabelled item's u is 0 (e.g. every positive labelled, for F1): every later term
+    is then exact. O(N): for benchmarks and tests, not for a labelling step."""
+    pool, measure = sampler.pool, sampler.measure
+    risk = true_risk(pool, measure)
+    unlabelled = sampler.labels_ < 0
+    codes = measure.codes(pool)[unlabelled]
+    u = measure.loss(codes, pool.y_true[unlabelled]) @ measure.dense_jacobian(risk).T
+    q = sampler.pmf()[unlabelled]
+    q = q / q.sum()
+    second = np.sum(np.sum(u**2, axis=1) / q) / pool.n_pool**2
+    mean = u.sum(axis=0) / pool.n_pool
+    return max(0.0, float(second - mean @ mean))
 
 
 def effective_sample_size(weight: np.ndarray) -> float:

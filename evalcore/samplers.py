@@ -727,18 +727,11 @@ class AISSampler(ImportanceSampler):
         found, so on every pool we tried it sits at the floor, 0.1 w. Where the answers bear
         the probabilities out, draws go where they say; where the answers contradict them,
         the tree keeps looking where they are falsely sure. The upper bound w (measured, not
-        the default: README, issue 13) keeps the tree from more of the proposal than the
-        evidence against p̂ gives it. The estimate evaluates the labelled
-        items at their own values and so favours the component that keeps more mass on them,
-        which put the tree's share at 0.5-0.9 for the first 80 answers on the calibrated,
-        sharp pool, where its mass is wasted (the next term's variance 0.11 against
-        ``ais-1``'s 1e-4 after 25 labels, benchmarks/results/term_variance.md). Capped at w,
-        F1 MSE at 250 / 500 / 1000 labels (20 paired runs): sharp_calibrated 2.7e-10 /
-        2.5e-11 / 2.0e-12 -> 1.3e-10 / 1.4e-11 / 1.2e-12, abt-buy (expit) 1.6e-2 / 1.0e-2 /
-        4.3e-3 -> 1.1e-2 / 4.3e-3 / 3.8e-3, rare_calibrated 6.9e-2 / 3.1e-2 / 1.7e-2 ->
-        3.9e-2 / 2.4e-2 / 1.7e-2, abt-buy (prob) and tweets100k level; over_confident 4.1e-2
-        / 2.8e-2 / 1.7e-2 -> 4.4e-2 / 3.2e-2 / 1.7e-2 (40 other runs), a little worse: the
-        cap also slows the tree's exploration where it is what shows p̂ wrong."""
+        the default; figures in the README, issue 13) keeps the tree from more of the proposal
+        than the evidence against p̂ gives it: the estimate above evaluates the labelled items
+        at their own values, so it favours the component that keeps more mass on them, which
+        gives the tree 0.5-0.9 for the first answers on a calibrated, sharp pool, where that
+        mass is wasted (benchmarks/results/term_variance.md)."""
         draws = self.draws()
         u2 = item[3][self.codes_[draws.items], draws.labels]
         matters = (u2 > 0) & (draws.count > 0)

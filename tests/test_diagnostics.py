@@ -71,3 +71,27 @@ def test_cell_level_kl_equals_the_kl_of_the_full_pmfs():
             assert sampler.kl_from(q_star) == pytest.approx(expected, rel=1e-9)
             for _ in range(40):
                 sampler.record(pool.y_true[sampler.propose().item])
+
+
+def test_the_next_terms_variance_matches_the_spread_of_simulated_terms():
+    """Draw the next new item from the proposal restricted to the unlabelled items many
+    times: the sample variance of u(x) / (N q'(x)) matches ``next_term_variance``; with every
+    item whose term can be non-zero labelled, it is 0."""
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 2, depth=3)
+    while sampler.n_labels < 20:
+        sampler.record(pool.y_true[sampler.propose().item])
+    unlabelled = np.flatnonzero(sampler.labels_ < 0)
+    q = sampler.pmf()[unlabelled]
+    q = q / q.sum()
+    risk = ec.true_risk(pool, measure)
+    u = (measure.loss(pool.y_pred, pool.y_true) @ measure.dense_jacobian(risk).T)[:, 0]
+    drawn = np.random.default_rng(0).choice(len(unlabelled), 200_000, p=q)
+    terms = u[unlabelled][drawn] / (pool.n_pool * q[drawn])
+    assert ec.diagnostics.next_term_variance(sampler) == pytest.approx(terms.var(), rel=0.02)
+    matters = np.flatnonzero(u != 0)
+    for item in matters[sampler.labels_[matters] < 0]:
+        sampler._pending = ec.samplers.Proposal(int(item), 0.5, 1.0, None)
+        sampler.record(pool.y_true[item])
+    assert ec.diagnostics.next_term_variance(sampler) == 0.0

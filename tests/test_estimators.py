@@ -445,16 +445,6 @@ def test_the_stage_weighted_estimate_stays_centred_and_its_interval_holds_where_
     assert np.mean(covered) >= 0.9
 
 
-def next_term_variance(sampler, u: np.ndarray) -> float:
-    """Variance of the next new item's Des Raj term u(x) / (N q'(x)), x ~ q' (the proposal
-    restricted to the unlabelled items), given every item's true answer."""
-    unlabelled = sampler.labels_ < 0
-    q = sampler.pmf()[unlabelled]
-    q = q / q.sum()
-    second = np.sum(u[unlabelled] ** 2 / q) / len(u) ** 2
-    return max(0.0, second - (u[unlabelled].sum() / len(u)) ** 2)
-
-
 def test_capping_the_trees_share_at_the_doubt_about_the_probabilities():
     """``cap_block_share`` (measured, not the default; issue 13): on a calibrated, sharp
     pool the share criterion gives the tree 0.5-0.9 of the proposal in the first answers,
@@ -463,8 +453,6 @@ def test_capping_the_trees_share_at_the_doubt_about_the_probabilities():
     w."""
     pool = sharp_pool()
     measure = ec.get_measure("f1")
-    risk = ec.true_risk(pool, measure)
-    u = measure.loss(measure.codes(pool), pool.y_true) @ measure.dense_jacobian(risk)[0]
     variance = {True: [], False: []}
     for seed in range(10):
         for cap in (True, False):
@@ -474,5 +462,5 @@ def test_capping_the_trees_share_at_the_doubt_about_the_probabilities():
                 sampler.pmf_of(np.arange(1))  # refreshes the proposal after the answer
                 if cap:
                     assert sampler.block_share_ <= sampler.item_model_.recalibration_weight_
-            variance[cap].append(next_term_variance(sampler, u))
+            variance[cap].append(ec.diagnostics.next_term_variance(sampler))
     assert np.median(variance[True]) < 0.1 * np.median(variance[False])
