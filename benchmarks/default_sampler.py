@@ -12,8 +12,11 @@ Samplers:
   averaged with the identity map by the evidence (``oracle.ItemLevelModel``); variants of it
   measured earlier (the recalibration's MAP alone; a fixed share of one half; the item-level
   model alone) are in this file's history;
-* ``ais-cap``: the default with the tree's share capped at w (``cap_block_share``), a
-  candidate for the default;
+* candidates for the default, measured and not adopted (README, issue 13): ``ais-cap``, the
+  tree's share capped at w (``cap_block_share``); ``ais-next``, the share chosen by the next
+  Des Raj term's estimated second moment (``share_criterion="next_term"``); ``ais-sd6``, the
+  item-level model's block intercepts with prior sd 6 instead of 1 (``block_sd``), and
+  ``ais-next-sd6`` both;
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -52,12 +55,16 @@ POOLS += ["tweets100k"]
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
     "ais-cap": ("ais", {"cap_block_share": True}),
+    "ais-next": ("ais", {"share_criterion": "next_term"}),
+    "ais-next-sd6": ("ais", {"share_criterion": "next_term", "block_sd": 6.0}),
+    "ais-sd6": ("ais", {"block_sd": 6.0}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
 }
 BASELINES = ("ais-block", "ais-1", "is")
-CANDIDATES = ("ais", "ais-cap")  # rows given a ratio to the best baseline
+# rows given a ratio to the best baseline
+CANDIDATES = ("ais", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CHECKPOINTS = (500, 1000, 2000)
 
 
@@ -126,7 +133,7 @@ def write_markdown(path: Path = OUT) -> None:
         "",
         "Made by `python benchmarks/default_sampler.py` (seeded, seed 2021; every sampler on every",
         "pool with the same seed, side by side). `ratio` is the MSE of the default (and of",
-        "`ais-cap`, the default with the tree's share capped at w) over the lowest MSE",
+        "its variants, the script's docstring) over the lowest MSE",
         "of ais-block, ais-1 and is at the same budget (below 1: the default is better; target: at",
         "most 1 everywhere, at most 0.8 on half). With a deterministic oracle, passive, static IS",
         "and AIS estimate with repeated draws of labelled items replaced by their expectation",

@@ -14,6 +14,7 @@ __all__ = [
     "effective_sample_size",
     "true_risk",
     "next_term_variance",
+    "next_term_variance_by_share",
 ]
 
 
@@ -62,16 +63,32 @@ def next_term_variance(sampler) -> float:
     u = Dg(R) l(x, y(x)) at the true risk R; summed over the measure's components. 0 once
     every unlabelled item's u is 0 (e.g. every positive labelled, for F1): every later term
     is then exact. O(N): for benchmarks and tests, not for a labelling step."""
+    unlabelled = sampler.labels_ < 0
+    q = sampler.pmf()[unlabelled]
+    return float(_term_variances(sampler, (q / q.sum())[None, :])[0])
+
+
+def next_term_variance_by_share(sampler, shares) -> np.ndarray:
+    """``next_term_variance`` had the default AIS's tree had each of ``shares`` of the
+    proposal (``AISSampler.unlabelled_proposal``), shape ``(shares,)``: what the share
+    criterion (``AISSampler.share_moments``) tries to estimate from the answers."""
+    unlabelled = sampler.labels_ < 0
+    q = sampler.unlabelled_proposal(shares)[:, sampler.cell_of_[unlabelled]]
+    return _term_variances(sampler, q)
+
+
+def _term_variances(sampler, q: np.ndarray) -> np.ndarray:
+    """Per row of ``q`` (k, unlabelled items, in pool order; each a pmf over them)."""
     pool, measure = sampler.pool, sampler.measure
     risk = true_risk(pool, measure)
     unlabelled = sampler.labels_ < 0
     codes = measure.codes(pool)[unlabelled]
     u = measure.loss(codes, pool.y_true[unlabelled]) @ measure.dense_jacobian(risk).T
-    q = sampler.pmf()[unlabelled]
-    q = q / q.sum()
-    second = np.sum(np.sum(u**2, axis=1) / q) / pool.n_pool**2
+    u2 = np.sum(u**2, axis=1)
+    matters = u2 > 0  # where q is 0, so is u (Theorem 1's floor)
+    second = (u2[matters] / q[:, matters]).sum(axis=1) / pool.n_pool**2
     mean = u.sum(axis=0) / pool.n_pool
-    return max(0.0, float(second - mean @ mean))
+    return np.maximum(0.0, second - mean @ mean)
 
 
 def effective_sample_size(weight: np.ndarray) -> float:

@@ -580,13 +580,16 @@ class AISSampler(ImportanceSampler):
       positives over every block, so on its own it wastes labels where calibrated
       probabilities are sure. lambda (``block_share``; None: chosen after every answer by
       ``_block_share``, in [0.1 w, 0.9], w the item-level model's weight on recalibrating
-      the classifier; in [0.1 w, min(0.9, w)] with ``cap_block_share=True``) keeps the
+      the classifier; in [0.1 w, min(0.9, w)] with ``cap_block_share=True``; estimated as
+      ``share_moments`` says by ``share_criterion``) keeps the
       weights within 1 / min(lambda, 1 - lambda) of either component's (a defensive mixture:
       Hesterberg 1995, Owen & Zhou 2000), and Theorem 1's floor holds for both components.
 
     ``model_averaging`` (default True) averages the item-level model's recalibration with
     the identity map by their evidence (``ItemLevelModel``); False is the MAP alone, as
-    sessions saved before it were labelled.
+    sessions saved before it were labelled. ``block_sd`` (None: ``ItemLevelModel``'s) is the
+    prior sd of the item-level model's block intercepts (measured, not the default; README,
+    issue 13).
     """
 
     separate_labelled = True
@@ -610,6 +613,8 @@ class AISSampler(ImportanceSampler):
         block_share=None,
         model_averaging=True,
         cap_block_share=False,
+        share_criterion="draws",
+        block_sd=None,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         if not 0 <= defensive < 1:
@@ -618,6 +623,11 @@ class AISSampler(ImportanceSampler):
             raise ValueError(f"`block_share` must lie in [0, 1], got {block_share!r}.")
         self.block_share = block_share
         self.cap_block_share = cap_block_share
+        if share_criterion not in ("draws", "next_term"):
+            raise ValueError(
+                f"`share_criterion` must be 'draws' or 'next_term', got {share_criterion!r}."
+            )
+        self.share_criterion = share_criterion
         self.separate_labelled = deterministic
         self.epsilon = epsilon
         self.defensive = defensive
@@ -634,6 +644,8 @@ class AISSampler(ImportanceSampler):
             pool, self.partition, self.codes_, self.n_codes_, oracle_model, model_averaging
         )
         self.oracle_model, self.item_model_ = cells.model, cells.item_model
+        if block_sd is not None and self.item_model_ is not None:
+            self.item_model_.block_sd = float(block_sd)
         self.cell_block_, self.cell_code_, self.cell_logit_ = cells.block, cells.code, cells.logit
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
         self._build_cells(cells.cell_of)
@@ -714,44 +726,87 @@ class AISSampler(ImportanceSampler):
 
     def _block_share(self, item, block) -> float:
         """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1 w, 0.9] ([0.1 w,
-        min(0.9, w)] with ``cap_block_share``): the grid value that minimizes the draws'
-        estimate of the proposal's second moment,
-        sum_x p(x)^2 u(x)^2 / q_lambda(x) ~ (1/n) sum_j w_j p(x_j) u_j^2 / q_lambda(x_j), with
-        u = Dg(R_t) l at each draw's answer (He & Owen 2014 choose mixture weights the same
-        way; the estimate is convex in lambda, so the bounds clip its minimizer); the nearest
-        bound to 0.5 until a draw has a non-zero u. w is the posterior probability that the
-        classifier's probabilities need recalibrating (``ItemLevelModel.recalibration_weight_``;
-        w = 1 without model averaging). The bound 0.9 keeps the weights within 10 times the
-        item-level proposal's (a defensive mixture, Hesterberg 1995). The lower bound is the
-        tree's share of exploration: the estimate above cannot see positives no draw has
-        found, so on every pool we tried it sits at the floor, 0.1 w. Where the answers bear
-        the probabilities out, draws go where they say; where the answers contradict them,
-        the tree keeps looking where they are falsely sure. The upper bound w (measured, not
-        the default; figures in the README, issue 13) keeps the tree from more of the proposal
-        than the evidence against p̂ gives it: the estimate above evaluates the labelled items
-        at their own values, so it favours the component that keeps more mass on them, which
-        gives the tree 0.5-0.9 for the first answers on a calibrated, sharp pool, where that
-        mass is wasted (benchmarks/results/term_variance.md)."""
-        draws = self.draws()
-        u2 = item[3][self.codes_[draws.items], draws.labels]
-        matters = (u2 > 0) & (draws.count > 0)
+        min(0.9, w)] with ``cap_block_share``): the value on a grid of 33 that minimizes the
+        answers' estimate of the second moment (``share_moments``; He & Owen 2014 choose
+        mixture weights the same way; the estimate is convex in lambda, so the bounds clip
+        its minimizer); the nearest bound to 0.5 until an answer has a non-zero u. w is the
+        posterior probability that the classifier's probabilities need recalibrating
+        (``ItemLevelModel.recalibration_weight_``; w = 1 without model averaging). The bound
+        0.9 keeps the weights within 10 times the item-level proposal's (a defensive mixture,
+        Hesterberg 1995). The lower bound is the tree's share of exploration: the estimate
+        cannot see positives no draw has found, so on every pool we tried it sits at the
+        floor, 0.1 w, after the first answers. Where the answers bear the probabilities out,
+        draws go where they say; where the answers contradict them, the tree keeps looking
+        where they are falsely sure. The upper bound w (measured, not the default; figures in
+        the README, issue 13) keeps the tree from more of the proposal than the evidence
+        against p̂ gives it."""
         doubt = 1.0
         if self.item_model_.model_averaging:
             doubt = self.item_model_.recalibration_weight_
         floor, ceiling = 0.1 * doubt, min(0.9, doubt) if self.cap_block_share else 0.9
-        if not matters.any():
+        shares = np.linspace(floor, ceiling, 33)
+        moments = self.share_moments(shares, item, block)
+        if moments is None:
             return float(np.clip(0.5, floor, ceiling))
-        items = draws.items[matters]
+        return float(shares[np.argmin(moments)])
+
+    def share_moments(self, shares, item=None, block=None) -> np.ndarray | None:
+        """The answers' estimate of the second moment sum_x p(x)^2 u(x)^2 / q_lambda(x) at
+        each of ``shares`` (lambda), u = Dg(R_t) l at the answer, by ``share_criterion``
+        (None until an answer has a non-zero u); ``item``, ``block``: the components'
+        ``_values_under`` (default: the current models').
+
+        * ``"draws"`` (the default): every draw, repeated draws of labelled items included,
+          at its own value, (1/n) sum_j w_j p(x_j) u_j^2 / q_lambda(x_j). Labelled items
+          are kept apart, so the estimate favours the component that keeps more of its mass
+          on them: on a calibrated, sharp pool it gives the tree 0.5-0.9 for the first
+          answers, where that mass is wasted (benchmarks/results/term_variance.md).
+        * ``"next_term"``: the next new item's Des Raj term (``estimators.
+          estimate_is_rao_blackwellised``): each labelled item once, at its first draw,
+          weighted under the proposal restricted to the items then unlabelled, and evaluated
+          at its cell's value under ``unlabelled_proposal`` (as if it were one of the items
+          unlabelled now). On the sharp pool it puts the share at the floor from the
+          first answers; on abt-buy with its `prob` column it does too, where the tree's
+          early exploration is what finds the false negatives the probabilities understate
+          (measured, not the default; README, issue 13).
+        """
+        if item is None or block is None:
+            item, block = (self._values_under(self.cell_response(m)) for m in ("item", "block"))
+        if self.share_criterion == "next_term" and self.separate_labelled:
+            labelled, first_weight, labelled_share = self.first_draws()
+            u2 = item[3][self.codes_[labelled], self.labels_[labelled]]
+            terms = first_weight * (1 - labelled_share) * u2
+            matters = terms > 0
+            if not matters.any():
+                return None
+            cell = self.cell_of_[labelled[matters]]
+            q = self.unlabelled_proposal(shares, item, block)[:, cell]
+            return (terms[matters] / q).sum(axis=1) / len(terms)
+        draws = self.draws()
+        u2 = item[3][self.codes_[draws.items], draws.labels]
+        terms = draws.count * draws.weight * u2
         if self.separate_labelled:
-            position = self.labelled_position_[items]
+            position = self.labelled_position_[draws.items]
             q_item, q_block = item[1][position] / item[2], block[1][position] / block[2]
         else:
-            cell = self.cell_of_[items]
+            cell = self.cell_of_[draws.items]
             q_item, q_block = item[0][cell] / item[2], block[0][cell] / block[2]
-        shares = np.linspace(floor, ceiling, 33)
-        q = (1 - shares[:, None]) * q_item + shares[:, None] * q_block
-        terms = (draws.count * draws.weight * u2)[matters]
-        return float(shares[np.argmin((terms / q).sum(axis=1))])
+        matters = terms > 0
+        if not matters.any():
+            return None
+        shares = np.asarray(shares, dtype=float)[:, None]
+        q = (1 - shares) * q_item[matters] + shares * q_block[matters]
+        return (terms[matters] / q).sum(axis=1) / len(terms)
+
+    def unlabelled_proposal(self, shares, item=None, block=None) -> np.ndarray:
+        """q'_lambda, the mixture at each of ``shares`` restricted to the unlabelled items
+        (labelled items kept apart), per item of each cell, shape ``(shares, cells)``: the
+        proposal of the next new item's draw had the tree had that share."""
+        if item is None or block is None:
+            item, block = (self._values_under(self.cell_response(m)) for m in ("item", "block"))
+        shares = np.asarray(shares, dtype=float)[:, None]
+        mixed = (1 - shares) * item[0] / item[2] + shares * block[0] / block[2]
+        return mixed / (mixed @ self.cell_unlabelled_)[:, None]
 
     def _labelled_values(self):
         return self._labelled

@@ -318,6 +318,45 @@ def test_the_block_share_minimizes_the_draws_estimate_of_the_second_moment():
     assert sampler.block_share_ == pytest.approx(grid[int(np.argmin(moments))])
 
 
+def test_the_next_term_criterion_evaluates_each_answer_once_under_the_unlabelled_proposal():
+    """``share_criterion="next_term"``: the restricted mixture at share lambda is the pmf over
+    the unlabelled items of a sampler with the tree's share fixed at lambda and the same
+    answers; the criterion is (1/n) sum_s (1 - q_s(L_s)) w_s u_s^2 / q'_lambda(x_s) over the
+    labelled items, recomputed here item by item, and its minimizer is the share used."""
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 3, depth=4, share_criterion="next_term")
+    while sampler.n_labels < 60:
+        sampler.record(pool.y_true[sampler.propose().item])
+    sampler.pmf_of(np.arange(1))  # refreshes the proposal after the last answer
+    labelled, first_weight, labelled_share = sampler.first_draws()
+    unlabelled = np.flatnonzero(sampler.labels_ < 0)
+    grid = np.linspace(0.1 * sampler.item_model_.recalibration_weight_, 0.9, 33)
+    restricted = sampler.unlabelled_proposal(grid)
+    item, _ = (sampler._values_under(sampler.cell_response(m)) for m in ("item", "block"))
+    u2 = item[3][sampler.codes_[labelled], pool.y_true[labelled]]
+    for k in (0, 16, 32):
+        fixed = ec.make_sampler("ais", pool, measure, 3, depth=4, block_share=grid[k])
+        for x in labelled:
+            fixed._pending = ec.samplers.Proposal(int(x), 0.5, 1.0, None)
+            fixed.record(pool.y_true[x])
+        q = fixed.pmf()[unlabelled]
+        per_item = restricted[k][sampler.cell_of_[unlabelled]]
+        np.testing.assert_allclose(per_item, q / q.sum(), rtol=1e-9)
+    moments = [
+        np.sum(
+            (first_weight * (1 - labelled_share) * u2)[u2 > 0]
+            / restricted[k][sampler.cell_of_[labelled[u2 > 0]]]
+        )
+        / len(labelled)
+        for k in range(len(grid))
+    ]
+    np.testing.assert_allclose(sampler.share_moments(grid), moments, rtol=1e-9)
+    assert sampler.block_share_ == pytest.approx(grid[int(np.argmin(moments))])
+    variances = ec.diagnostics.next_term_variance_by_share(sampler, [sampler.block_share_])
+    assert variances[0] == pytest.approx(ec.diagnostics.next_term_variance(sampler), rel=1e-9)
+
+
 def test_the_tree_explores_in_proportion_to_the_evidence_against_the_probabilities():
     """The same 4,000 items and labels, the probabilities reported calibrated or three times
     too sure in the logit. After 150 answers the over-confident pool's recalibration has the
