@@ -761,7 +761,8 @@ class AISSampler(ImportanceSampler):
           are kept apart, so the estimate favours the component that keeps more of its mass
           on them: on a calibrated, sharp pool it gives the tree 0.5-0.9 for the first
           answers, where that mass is wasted (benchmarks/results/term_variance.md).
-        * ``"next_term"``: the next new item's Des Raj term (``estimators.
+        * ``"next_term"`` (deterministic oracles; otherwise as ``"draws"``): the next new
+          item's Des Raj term (``estimators.
           estimate_is_rao_blackwellised``): each labelled item once, at its first draw,
           weighted under the proposal restricted to the items then unlabelled, and evaluated
           at its cell's value under ``unlabelled_proposal`` (as if it were one of the items

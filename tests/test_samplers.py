@@ -357,6 +357,24 @@ def test_the_next_term_criterion_evaluates_each_answer_once_under_the_unlabelled
     assert variances[0] == pytest.approx(ec.diagnostics.next_term_variance(sampler), rel=1e-9)
 
 
+def test_the_block_intercepts_prior_sd_is_the_samplers_own():
+    """``block_sd`` widens one sampler's prior on the block intercepts, not every model's: with
+    sd 6 the same answers move the intercepts further from 0, and a sampler built after it
+    keeps sd 1."""
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
+    measure = ec.get_measure("f1")
+    offsets = {}
+    for sd in (6.0, None):
+        sampler = ec.make_sampler("ais", pool, measure, 3, depth=4, block_sd=sd)
+        for x in range(0, 300, 5):
+            sampler._pending = ec.samplers.Proposal(x, 0.5, 1.0, None)
+            sampler.record(pool.y_true[x])
+        sampler.pmf_of(np.arange(1))  # fits the item-level model to the answers
+        offsets[sd] = np.abs(sampler.item_model_.offset_).max()
+    assert sampler.item_model_.block_sd == 1.0
+    assert offsets[6.0] > 1.5 * offsets[None]
+
+
 def test_the_tree_explores_in_proportion_to_the_evidence_against_the_probabilities():
     """The same 4,000 items and labels, the probabilities reported calibrated or three times
     too sure in the logit. After 150 answers the over-confident pool's recalibration has the
