@@ -157,7 +157,9 @@ def write_markdown(path: Path = OUT) -> None:
             ratio = ""
             if row.sampler in CANDIDATES and len(others):
                 best = others.loc[others.mse.idxmin()]
-                ratio = f"{row.mse / best.mse:.2f} (vs {best.sampler})"
+                ratio = row.mse / best.mse
+                ratio = f"{ratio:.2f}" if ratio >= 0.01 else f"{ratio:.1e}"
+                ratio += f" (vs {best.sampler})"
             width = "" if pd.isna(row.width) else f"{row.width:.3f}"
             mark = "*" if row.source != "this script" else ""
             lines.append(
