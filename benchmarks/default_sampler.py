@@ -24,7 +24,7 @@ Samplers:
 Every sampler runs here on every pool with the same seed, so the rows are side by side. Each
 configuration's rows replace its earlier ones in benchmarks/results/default_sampler.csv as
 soon as it finishes (``--resume`` skips those done); the Markdown table compares ``ais``
-(and ``ais-cap``) with the best of ais-block, ais-1 and is. Where this script has not run
+(and the candidates above) with the best of ais-block, ais-1 and is. Where this script has not run
 a baseline on a real pool yet, the table falls back to label_efficiency.csv's row (the same
 setup, older code), marked.
 

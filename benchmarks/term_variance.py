@@ -30,8 +30,7 @@ import evalcore as ec
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import label_efficiency  # noqa: E402
-import synthetic  # noqa: E402
+from default_sampler import load  # noqa: E402
 
 OUT = HERE / "results" / "term_variance.md"
 CHECKPOINTS = (5, 10, 25, 50, 75, 100)
@@ -46,14 +45,6 @@ VARIANTS = {  # row: (sampler, options)
 }
 SHARE_POOLS = {"sharp_calibrated": (10, 25, 50), "abt-buy (prob)": (10, 50, 250, 1000)}
 CRITERIA = ("draws", "next_term")
-
-
-def load(name: str) -> ec.Pool:
-    if name in label_efficiency.POOLS:
-        return label_efficiency.load(name)
-    frame = synthetic.make_pool(name)
-    mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label", prob="prob")
-    return ec.Pool.from_dataframe(frame, mapping)
 
 
 def share_rows(pool_name: str, repeats: int) -> list[str]:
@@ -72,10 +63,8 @@ def share_rows(pool_name: str, repeats: int) -> list[str]:
             best = int(np.argmin(variance))
             row = [grid[best]]
             for criterion in CRITERIA:
-                sampler.share_criterion = criterion
-                chosen = int(np.argmin(sampler.share_moments(grid)))
+                chosen = int(np.argmin(sampler.share_moments(grid, criterion=criterion)))
                 row += [grid[chosen], variance[chosen] / max(variance[best], 1e-300)]
-            sampler.share_criterion = "draws"
             table[checkpoint].append(row)
     lines = []
     for checkpoint, rows in table.items():

@@ -750,11 +750,11 @@ class AISSampler(ImportanceSampler):
             return float(np.clip(0.5, floor, ceiling))
         return float(shares[np.argmin(moments)])
 
-    def share_moments(self, shares, item=None, block=None) -> np.ndarray | None:
+    def share_moments(self, shares, item=None, block=None, criterion=None) -> np.ndarray | None:
         """The answers' estimate of the second moment sum_x p(x)^2 u(x)^2 / q_lambda(x) at
-        each of ``shares`` (lambda), u = Dg(R_t) l at the answer, by ``share_criterion``
-        (None until an answer has a non-zero u); ``item``, ``block``: the components'
-        ``_values_under`` (default: the current models').
+        each of ``shares`` (lambda), u = Dg(R_t) l at the answer, by ``criterion`` (default
+        ``share_criterion``; None until an answer has a non-zero u); ``item``, ``block``: the
+        components' ``_values_under`` (default: the current models').
 
         * ``"draws"`` (the default): every draw, repeated draws of labelled items included,
           at its own value, (1/n) sum_j w_j p(x_j) u_j^2 / q_lambda(x_j). Labelled items
@@ -762,42 +762,39 @@ class AISSampler(ImportanceSampler):
           on them: on a calibrated, sharp pool it gives the tree 0.5-0.9 for the first
           answers, where that mass is wasted (benchmarks/results/term_variance.md).
         * ``"next_term"`` (deterministic oracles; otherwise as ``"draws"``): the next new
-          item's Des Raj term (``estimators.
-          estimate_is_rao_blackwellised``): each labelled item once, at its first draw,
-          weighted under the proposal restricted to the items then unlabelled, and evaluated
-          at its cell's value under ``unlabelled_proposal`` (as if it were one of the items
-          unlabelled now). On the sharp pool it puts the share at the floor from the
-          first answers; on abt-buy with its `prob` column it does too, where the tree's
-          early exploration is what finds the false negatives the probabilities understate
-          (measured, not the default; README, issue 13).
+          item's Des Raj term (``estimators.estimate_is_rao_blackwellised``): each labelled
+          item once, at its first draw, weighted under the proposal restricted to the items
+          then unlabelled, and evaluated at its cell's value under ``unlabelled_proposal``
+          (as if it were one of the items unlabelled now). On the sharp pool it puts the
+          share at the floor from the first answers; on abt-buy with its `prob` column it
+          does too, where the tree's early exploration is what finds the false negatives the
+          probabilities understate (measured, not the default; README, issue 13).
         """
         if item is None or block is None:
             item, block = (self._values_under(self.cell_response(m)) for m in ("item", "block"))
-        if self.share_criterion == "next_term" and self.separate_labelled:
+        shares = np.asarray(shares, dtype=float)[:, None]
+        if (criterion or self.share_criterion) == "next_term" and self.separate_labelled:
             labelled, first_weight, labelled_share = self.first_draws()
-            u2 = item[3][self.codes_[labelled], self.labels_[labelled]]
-            terms = first_weight * (1 - labelled_share) * u2
-            matters = terms > 0
-            if not matters.any():
-                return None
-            cell = self.cell_of_[labelled[matters]]
-            q = self.unlabelled_proposal(shares, item, block)[:, cell]
-            return (terms[matters] / q).sum(axis=1) / len(terms)
-        draws = self.draws()
-        u2 = item[3][self.codes_[draws.items], draws.labels]
-        terms = draws.count * draws.weight * u2
-        if self.separate_labelled:
-            position = self.labelled_position_[draws.items]
-            q_item, q_block = item[1][position] / item[2], block[1][position] / block[2]
+            terms = (
+                first_weight
+                * (1 - labelled_share)
+                * item[3][self.codes_[labelled], self.labels_[labelled]]
+            )
+            q = self.unlabelled_proposal(shares[:, 0], item, block)[:, self.cell_of_[labelled]]
         else:
-            cell = self.cell_of_[draws.items]
-            q_item, q_block = item[0][cell] / item[2], block[0][cell] / block[2]
+            draws = self.draws()
+            terms = draws.count * draws.weight * item[3][self.codes_[draws.items], draws.labels]
+            if self.separate_labelled:
+                position = self.labelled_position_[draws.items]
+                q_item, q_block = item[1][position] / item[2], block[1][position] / block[2]
+            else:
+                cell = self.cell_of_[draws.items]
+                q_item, q_block = item[0][cell] / item[2], block[0][cell] / block[2]
+            q = (1 - shares) * q_item + shares * q_block
         matters = terms > 0
         if not matters.any():
             return None
-        shares = np.asarray(shares, dtype=float)[:, None]
-        q = (1 - shares) * q_item[matters] + shares * q_block[matters]
-        return (terms[matters] / q).sum(axis=1) / len(terms)
+        return (terms[matters] / q[:, matters]).sum(axis=1) / len(terms)
 
     def unlabelled_proposal(self, shares, item=None, block=None) -> np.ndarray:
         """q'_lambda, the mixture at each of ``shares`` restricted to the unlabelled items
