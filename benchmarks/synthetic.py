@@ -11,7 +11,9 @@
   and 0.15), and a bulk at logit -16 that holds none (issue 13's held-out entity-resolution
   pool, in miniature).
 
-Scores are the reported logits; predictions are reported probability >= 0.5.
+Scores are the reported logits; predictions are reported probability >= 0.5. ``true_prob``
+holds the probabilities the labels were drawn from (the same as ``prob`` except on
+``over_confident``): what a perfectly calibrated classifier with the same ranking would report.
 
 ``make_regression_pool`` makes a regression pool (issue 11): predictions uniform on
 [0, 100], errors N(0, 2^2) except above 90 (a tenth of the items), where they are Student t
@@ -63,6 +65,7 @@ def make_pool(name: str, n_pool: int | None = None, seed: int = 0) -> pd.DataFra
             "pred": (prob >= 0.5).astype(int),
             "prob": prob,
             "label": label,
+            "true_prob": expit(true_logit),
         }
     )
 
