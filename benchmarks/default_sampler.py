@@ -19,7 +19,8 @@ Samplers:
   Des Raj term's estimated second moment (``share_criterion="next_term"``); ``ais-sd6``, the
   item-level model's block intercepts with prior sd 6 instead of 1 (``block_sd``), and
   ``ais-next-sd6`` both; ``ais-flat``, the mixture with ``ais-1``'s tree (one level of 256
-  leaves) in place of the depth-8 binary one;
+  leaves) in place of the depth-8 binary one, and ``ais-flat-sd6`` with the block intercepts'
+  prior sd 6 too;
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -62,13 +63,14 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-next-sd6": ("ais", {"share_criterion": "next_term", "block_sd": 6.0}),
     "ais-sd6": ("ais", {"block_sd": 6.0}),
     "ais-flat": ("ais", {"depth": 1, "branching": 256}),
+    "ais-flat-sd6": ("ais", {"depth": 1, "branching": 256, "block_sd": 6.0}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
 }
 BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
-CANDIDATES = ("ais", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6", "ais-flat")
+CANDIDATES = ("ais", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6", "ais-flat", "ais-flat-sd6")
 CHECKPOINTS = (500, 1000, 2000)
 
 
