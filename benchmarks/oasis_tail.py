@@ -1,12 +1,13 @@
 """Why OASIS's intervals miss on the over-confident pool (issue 9; coverage.md's note).
 
 At ``--labels`` (1,000) labels, per run of OASIS on synthetic over_confident (F1): whether the
-interval covers the truth, the estimate, the interval and its two parts (the design's, on
-the logit scale; the model average's quantiles), the weight w on the recalibrated map M1,
-M1's estimate G_1, its own 95% limits (w = 1) and its MAP (a, b) (the truth is (0, 1/3)),
-and how many answers OASIS has where logit p̂ < -6 (the tail, 99.7% of the items) and in
-[-6, 2) (32 items, 8 positive), with the tail's positives found. Then the same split by
-whether a tail positive was found. Written to benchmarks/results/oasis_tail.md.
+interval covers the truth, the estimate, the interval and its two parts (the design's alone,
+on the logit scale and clipped to the bounds; the model average's quantiles), the weight w
+on the recalibrated map M1, M1's estimate G_1, its own 95% limits (w = 1) and its MAP
+(a, b) (the truth is (0, 1/3)), and how many answers OASIS has where logit p̂ < -6 (the
+tail, 99.7% of the items) and in [-6, 2) (32 items, 8 positive), with the tail's positives
+found. Then the same split by whether a tail positive was found. Written to
+benchmarks/results/oasis_tail.md.
 
     python benchmarks/oasis_tail.py [--runs 48] [--first-seed 16] [--labels 1000]
 """
@@ -37,9 +38,9 @@ def one_run(pool, measure, truth, logit_p, seed, labels):
         sampler.record(pool.y_true[sampler.propose().item])
     estimate = ec.estimate(sampler)
     low, high = estimate.confidence_interval()
-    design = estimate._limits(estimate.value, estimate.std_error, 0.95, "logit")
-    model = estimate.model_spread.limits()
+    design = dataclasses.replace(estimate, model_spread=None).confidence_interval()
     spread = estimate.model_spread
+    model = spread.limits()
     alone = dataclasses.replace(spread, weight=np.ones_like(spread.weight)).limits()
     coef = oracle_view(sampler, sampler.codes_, measure.n_codes(pool)).model.coef_
     answered = sampler.labels_ >= 0
