@@ -12,9 +12,12 @@ family):
 * ``sharp_calibrated`` and ``over_confident``: ``synthetic.make_pool`` with seeds 1, 2, ...
   (seed 0 is the pool of ``default_sampler.py``).
 
-F1, seed 2021 for the runs of every realisation, checkpoints 500 / 1000 / 2000 labels. Each
-(family, realisation, sampler) is appended to benchmarks/results/realisations.csv as it
-finishes (``--resume`` skips those done), and the Markdown table is rewritten.
+Samplers: the default (``ais``) and the baselines of ``default_sampler.py`` (ais-block, ais-1,
+is); with ``--samplers`` also its candidates and ``ais-item``, the default's item-level model
+alone (``oracle_model="item"``). F1, seed 2021 for the runs of every realisation, checkpoints
+500 / 1000 / 2000 labels. Each (family, realisation, sampler) is appended to
+benchmarks/results/realisations.csv (or ``--out``) as it finishes (``--resume`` skips those
+done), and the Markdown table beside it is rewritten.
 
     python benchmarks/realisations.py [--realisations 6 | --which 1,3] [--repeats 25]
         [--jobs 2] [--pools ...] [--samplers ...] [--out F] [--resume]
@@ -175,7 +178,7 @@ def write_markdown(path: Path = OUT) -> None:
         for labels in CHECKPOINTS:
             at = part[part.n_labels == labels]
             wide = at.pivot(index="realisation", columns="sampler", values="mse")
-            complete = wide.dropna()
+            complete = wide[[c for c in (DEFAULT, *BASELINES) if c in wide]].dropna()
             for name in sorted(at.sampler.unique()):
                 rows = at[at.sampler == name]
                 cells = ["", "", ""]
