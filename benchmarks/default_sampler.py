@@ -20,7 +20,8 @@ Samplers:
   item-level model's block intercepts with prior sd 6 instead of 1 (``block_sd``), and
   ``ais-next-sd6`` both; ``ais-flat``, the mixture with ``ais-1``'s tree (one level of 256
   leaves) in place of the depth-8 binary one, and ``ais-flat-sd6`` with the block intercepts'
-  prior sd 6 too;
+  prior sd 6 too; ``ais-item``, the item-level model alone, without the tree (measured on
+  redrawn pools by ``realisations.py``);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -64,6 +65,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-sd6": ("ais", {"block_sd": 6.0}),
     "ais-flat": ("ais", {"depth": 1, "branching": 256}),
     "ais-flat-sd6": ("ais", {"depth": 1, "branching": 256, "block_sd": 6.0}),
+    "ais-item": ("ais", {"oracle_model": "item"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -71,6 +73,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
 BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6", "ais-flat", "ais-flat-sd6")
+CANDIDATES += ("ais-item",)
 CHECKPOINTS = (500, 1000, 2000)
 
 

@@ -13,11 +13,11 @@ family):
   (seed 0 is the pool of ``default_sampler.py``).
 
 Samplers: the default (``ais``) and the baselines of ``default_sampler.py`` (ais-block, ais-1,
-is); with ``--samplers`` also its candidates and ``ais-item``, the default's item-level model
-alone (``oracle_model="item"``). F1, seed 2021 for the runs of every realisation, checkpoints
-500 / 1000 / 2000 labels. Each (family, realisation, sampler) is appended to
-benchmarks/results/realisations.csv (or ``--out``) as it finishes (``--resume`` skips those
-done), and the Markdown table beside it is rewritten.
+is); with ``--samplers`` also its candidates, among them ``ais-item``, the default's
+item-level model alone (``oracle_model="item"``). F1, seed 2021 for the runs of every
+realisation, checkpoints 500 / 1000 / 2000 labels. Each (family, realisation, sampler) is
+appended to benchmarks/results/realisations.csv (or ``--out``) as it finishes (``--resume``
+skips those done), and the Markdown table beside it is rewritten.
 
     python benchmarks/realisations.py [--realisations 6 | --which 1,3] [--repeats 25]
         [--jobs 2] [--pools ...] [--samplers ...] [--out F] [--resume]
@@ -48,8 +48,7 @@ from default_sampler import BASELINES, CHECKPOINTS  # noqa: E402
 OUT = HERE / "results" / "realisations.csv"
 FAMILIES = ["abt-buy (prob) relabelled", "sharp_calibrated", "over_confident"]
 DEFAULT = "ais"
-# default_sampler's samplers, and the default's item-level model alone (no tree in the mixture)
-SAMPLERS = {**default_sampler.SAMPLERS, "ais-item": ("ais", {"oracle_model": "item"})}
+SAMPLERS = default_sampler.SAMPLERS
 
 
 def make_frame(family: str, realisation: int) -> tuple[pd.DataFrame, str, np.ndarray]:
