@@ -43,12 +43,12 @@ sys.path.insert(0, str(HERE))
 import default_sampler  # noqa: E402
 import label_efficiency  # noqa: E402
 import synthetic  # noqa: E402
-from default_sampler import BASELINES, CHECKPOINTS  # noqa: E402
 
 OUT = HERE / "results" / "realisations.csv"
 FAMILIES = ["abt-buy (prob) relabelled", "sharp_calibrated", "over_confident"]
 DEFAULT = "ais"
-SAMPLERS = default_sampler.SAMPLERS
+SAMPLERS, BASELINES = default_sampler.SAMPLERS, default_sampler.BASELINES
+CHECKPOINTS = default_sampler.CHECKPOINTS
 
 
 def make_frame(family: str, realisation: int) -> tuple[pd.DataFrame, str, np.ndarray]:
