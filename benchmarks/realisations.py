@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -42,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import default_sampler  # noqa: E402
 import label_efficiency  # noqa: E402
+import resumable  # noqa: E402
 import synthetic  # noqa: E402
 
 OUT = HERE / "results" / "realisations.csv"
@@ -106,38 +106,14 @@ def rare_false_negatives(family: str, realisation: int) -> tuple[float, int]:
 
 
 def rows_for(family, realisation, pool, name, repeats, jobs):
-    sampler, options = SAMPLERS[name]
-    result = ec.simulate(
-        pool,
-        "f1",
-        sampler,
-        max(CHECKPOINTS),
-        repeats,
-        seed=2021,
-        jobs=jobs,
-        options=options,
-        record_every=math.gcd(*CHECKPOINTS),
-    )
-    summary = result.summary()
-    positives = int(pool.y_true.sum())
-    false_negatives = int(((pool.y_true == 1) & (pool.y_pred == 0)).sum())
-    rows = []
-    for labels in CHECKPOINTS:
-        row = summary[summary.n_labels == labels].iloc[0]
-        rows.append(
-            {
-                "pool": family,
-                "realisation": realisation,
-                "positives": positives,
-                "false_negatives": false_negatives,
-                "sampler": name,
-                "n_labels": labels,
-                "repeats": repeats,
-                **{k: row[k] for k in ("mse", "mse_low", "mse_high", "coverage", "width")},
-                "seconds": round(result.seconds, 1),
-            }
-        )
-    return rows
+    """``default_sampler.rows_for``'s rows, with the realisation and its pool's counts."""
+    counts = {
+        "realisation": realisation,
+        "positives": int(pool.y_true.sum()),
+        "false_negatives": int(((pool.y_true == 1) & (pool.y_pred == 0)).sum()),
+    }
+    rows = default_sampler.rows_for(family, pool, name, repeats, jobs)
+    return [{**row, **counts} for row in rows]
 
 
 def write_markdown(path: Path = OUT) -> None:
@@ -223,17 +199,13 @@ def write_markdown(path: Path = OUT) -> None:
     path.with_suffix(".md").write_text("\n".join(lines))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def which_realisations(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--realisations", type=int, default=6, help="realisations 1..K")
     parser.add_argument("--which", help="comma-separated realisations instead of 1..K")
-    parser.add_argument("--repeats", type=int, default=25)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--pools", help="comma-separated subset of the families")
-    parser.add_argument("--samplers", help="comma-separated subset of the samplers")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
+
+
+def main() -> None:
+    args = resumable.parse(__doc__.splitlines()[0], 25, OUT, which_realisations)
     families = args.pools.split(",") if args.pools else FAMILIES
     which = [int(r) for r in args.which.split(",")] if args.which else None
     which = which or list(range(1, args.realisations + 1))

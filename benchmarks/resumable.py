@@ -5,13 +5,22 @@ each (pool, sampler) configuration is appended to the results file as it finishe
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 
-def parse(description: str, repeats: int, out: Path) -> argparse.Namespace:
+def parse(
+    description: str,
+    repeats: int,
+    out: Path,
+    extra: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> argparse.Namespace:
+    """The shared options; ``extra`` adds a script's own to the parser."""
     parser = argparse.ArgumentParser(description=description)
+    if extra is not None:
+        extra(parser)
     parser.add_argument("--repeats", type=int, default=repeats)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--pools", help="comma-separated subset of the pools")
