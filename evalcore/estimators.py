@@ -353,6 +353,7 @@ def estimate_is_rao_blackwellised(
     measure: Measure,
     n_draws: int,
     stage_weight: np.ndarray | None = None,
+    control: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Estimate:
     """Importance sampling with a deterministic oracle, its repeated draws of labelled items
     replaced by their expectation. Over the n labelled items in the order labelled,
@@ -382,7 +383,9 @@ def estimate_is_rao_blackwellised(
     terms, made under the poorest proposals, as much as the last: 4e-5 against eq. 1's 6e-7
     (F1 MSE, AIS at 500 labels on sharp_calibrated, 5 runs). ``stage_weight`` rho_s (n,),
     1 when None, weighs the terms further (``stage_weights``); the covariance then has
-    a_s rho_s in place of a_s.
+    a_s rho_s in place of a_s. ``control`` (``model_control``), where given, adds the oracle
+    model's predictions as control variates to the terms (``controlled_terms``); the
+    covariance's n - 1 is then n - 1 - k for the k coefficients fitted.
     """
     n = len(weight)
     if n == 0:
@@ -391,9 +394,15 @@ def estimate_is_rao_blackwellised(
     if stage_weight is not None:
         a = a * stage_weight
     risk = a @ terms / a.sum()
+    fitted = 0
+    if control is not None and n >= 2 and measure.undefined_reason(risk) is None:
+        terms, fitted = controlled_terms(
+            terms, a, control, weight, labelled_share, n_pool, risk, measure
+        )
+        risk = a @ terms / a.sum()
     factor = None
-    if n >= 2:
-        factor = (terms - risk) * (a * np.sqrt(n / (n - 1.0)) / a.sum())[:, None]
+    if n >= 2 + fitted:
+        factor = (terms - risk) * (a * np.sqrt(n / (n - 1.0 - fitted)) / a.sum())[:, None]
     reason = "one label is not enough for a variance"
     return _from_risk(risk, measure, n, n_draws, factor, variance_reason=reason)
 
@@ -448,6 +457,65 @@ def rao_blackwell_terms(losses, weight, labelled_share, n_pool) -> tuple[np.ndar
     known = np.cumsum(losses, axis=0) - losses  # the answers before each item
     terms = known / n_pool + ((1 - labelled_share) * weight)[:, None] * losses
     return terms, 1.0 / (1 - labelled_share)
+
+
+def controlled_terms(terms, a, control, weight, labelled_share, n_pool, risk, measure):
+    """Des Raj's terms with the oracle model's predictions as control variates, and how
+    many coefficients were fitted (``estimate_is_rao_blackwellised``).
+
+    The control of code k at the s-th term is
+        c_sk = (1/N) sum_{x in U_s, code k} m_s(x) - (1 - q_s(L_s)) w_s m_s(x_s) 1[x_s has code k],
+    m_s(x) = sum_y pi_s(y|x) l(x, y) the model's expected loss before the draw. x_s ~ q'_s
+    on U_s and (1 - q_s(L_s)) w_s = 1 / (N q'_s(x_s)), so E[c_sk | past] = 0 exactly and
+    z_s + sum_k beta_k c_sk is again a term with mean R: the answers enter as their residuals
+    from the model's prediction, and the model carries the items not yet drawn (the
+    difference estimator, Saerndal, Swensson & Wretman 1992, Sec. 6.3, in Des Raj's terms).
+    With beta = 1 on a code whose every answer has a loss (F1: the predicted positives, a
+    true and a false positive) the term's variance falls from E[u^2] to Var[u] per item,
+    u = Dg(R) l; on a code where most answers have none (the predicted negatives of a rare
+    class: exact zeros, unless the model's expected hidden positives are added back) it can
+    rise. So beta is fitted: by least squares of the projected terms Dg(R) z_s on the
+    projected controls with the weights a_s^2 of the estimate's variance, the regression
+    estimator of control variates in importance sampling (Owen & Zhou 2000, "Safe and
+    effective importance sampling", JASA 95, Sec. 3), whose bias is O(1/n). Measured (F1,
+    default AIS, paired runs): MSE x0.72 on sharp_calibrated (beta about 0 on the predicted
+    negatives), x0.66-0.94 on tweets100k from 250 labels, unchanged on abt-buy and
+    over_confident (README, issue 13).
+    """
+    predicted, unlabelled = control
+    scale = (1 - labelled_share) * weight
+    controls = unlabelled / n_pool - scale[:, None, None] * predicted  # (n, codes, d)
+    J = measure.dense_jacobian(risk)
+    y = (terms @ J.T).ravel()  # (n m,)
+    x = np.moveaxis(controls @ J.T, 1, 2).reshape(len(terms) * J.shape[0], -1)  # (n m, codes)
+    w = np.repeat(a, J.shape[0])
+    y = y - w @ y / w.sum()
+    x = x - w @ x / w.sum()
+    used = np.any(x != 0, axis=0)
+    if not used.any() or len(terms) < used.sum() + 2:  # no residual variance left to estimate
+        return terms, 0
+    beta = np.zeros(x.shape[1])
+    weighted = x[:, used] * (w**2)[:, None]
+    beta[used] = -np.linalg.lstsq(weighted.T @ x[:, used], weighted.T @ y, rcond=None)[0]
+    return terms + np.einsum("k,skd->sd", beta, controls), int(used.sum())
+
+
+def model_control(sampler, measure: Measure, codes: np.ndarray, items: np.ndarray):
+    """The oracle model's predictions behind ``estimate_is_rao_blackwellised``'s control
+    variates, per labelled item and code k: the expected loss at the item if it has code k,
+    m_s(x_s) (n, codes, d), and over the items of code k unlabelled before its draw,
+    sum_{x in U_s, code k} m_s(x) (n, codes, d); None where the design records no
+    prediction (``ImportanceSampler.stage_predictions``) or for another measure."""
+    recorded = sampler.stage_predictions() if measure is sampler.measure else None
+    if recorded is None:
+        return None
+    response, unlabelled = recorded
+    n_codes = sampler.n_codes_
+    table = measure.loss_table(n_codes, sampler.pool.n_classes)  # (codes, C, d)
+    at_item = np.einsum("sy,syd->sd", response, table[codes[items]])
+    predicted = np.zeros((len(items), n_codes, measure.d))
+    predicted[np.arange(len(items)), codes[items]] = at_item
+    return predicted, np.einsum("scy,cyd->scd", unlabelled, table)
 
 
 def estimate_stratified(
@@ -590,13 +658,21 @@ def estimate(
     ):
         items, weight, share = sampler.first_draws()
         losses = measure.loss(codes[items], sampler.labels_[items])
+        control = model_control(sampler, measure, codes, items)
         design = estimate_is_rao_blackwellised(
-            losses, weight, share, sampler.pool.n_pool, measure, sampler.n_draws
+            losses, weight, share, sampler.pool.n_pool, measure, sampler.n_draws, None, control
         )
         stage_weight = stage_weights(sampler, measure, design.risk) if design.defined else None
         if stage_weight is not None:
             design = estimate_is_rao_blackwellised(
-                losses, weight, share, sampler.pool.n_pool, measure, sampler.n_draws, stage_weight
+                losses,
+                weight,
+                share,
+                sampler.pool.n_pool,
+                measure,
+                sampler.n_draws,
+                stage_weight,
+                control,
             )
     elif isinstance(sampler, ImportanceSampler):
         draws = sampler.draws()

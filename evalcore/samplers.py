@@ -135,6 +135,11 @@ class ImportanceSampler(SharesFrozenArrays):
         # each), and its weight on recalibrating the classifier then (``stage_moments``)
         self._stage_moments: list[float] = []
         self._stage_recalibration: list[float] = []
+        # per labelled item, where the design has an oracle model: that model's response at
+        # the item and its expected answers over the items then unlabelled, flattened (C +
+        # codes x C each; ``stage_predictions``)
+        self._stage_predictions: list[float] = []
+        self._pending_prediction: np.ndarray | None = None
         self._pending: Proposal | None = None
         self._pending_share = 0.0
         self._pending_moment: tuple[np.ndarray, float] | None = None
@@ -189,6 +194,7 @@ class ImportanceSampler(SharesFrozenArrays):
             self._pending = self._next_unlabelled()
             if self._pending is not None:
                 self._pending_moment = self._predicted_moment()
+                self._pending_prediction = self._prediction(self._pending.item)
                 return self._pending
         total = self.cumulative_mass_[-1]
         position = int(np.searchsorted(self.cumulative_mass_, self.rng_.random() * total, "right"))
@@ -205,6 +211,7 @@ class ImportanceSampler(SharesFrozenArrays):
             self._pending_share = float(self._labelled_item_values().sum() / total)
         if known is None:
             self._pending_moment = self._predicted_moment()
+            self._pending_prediction = self._prediction(item)
         if not self.deterministic:
             known = None
         self._pending = Proposal(item, q, 1.0 / (self.pool.n_pool * q), known)
@@ -312,6 +319,8 @@ class ImportanceSampler(SharesFrozenArrays):
                 moment, recalibration = self._pending_moment
                 self._stage_moments.extend(moment.ravel().tolist())
                 self._stage_recalibration.append(recalibration)
+            if self._pending_prediction is not None:
+                self._stage_predictions.extend(self._pending_prediction.tolist())
             if self.separate_labelled:
                 self.cell_unlabelled_[self.cell_of_[item]] -= 1
         self._update(item, label, proposal.weight, new)
@@ -320,6 +329,24 @@ class ImportanceSampler(SharesFrozenArrays):
         """What the design's oracle model predicts, before the next new item's draw, of that
         item's term (``stage_moments``); None for designs without one."""
         return None
+
+    def _prediction(self, item: int) -> np.ndarray | None:
+        """What the design's oracle model predicts, before the next new item's draw, of
+        that item's answer and of the unlabelled items' (``stage_predictions``): pi(y | item)
+        (C,) then the (codes, C) sums, flattened; None for designs without one."""
+        return None
+
+    def stage_predictions(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per labelled item in the order labelled, the oracle model's prediction before
+        its draw: pi_s(y | x_s) (n, C) and sum over the items x of code c then unlabelled
+        of pi_s(y | x) (n, codes, C); None where the design records none
+        (``estimators.estimate_is_rao_blackwellised``'s control variate)."""
+        C = self.pool.n_classes
+        width = C + self.n_codes_ * C
+        if len(self._stage_predictions) != self.n_labels * width or not self.n_labels:
+            return None
+        table = np.reshape(self._stage_predictions, (self.n_labels, width))
+        return table[:, :C], table[:, C:].reshape(self.n_labels, self.n_codes_, C)
 
     def stage_moments(self) -> tuple[np.ndarray, float] | None:
         """M (n, codes, C), per labelled item in the order labelled, and w, the oracle
@@ -589,7 +616,11 @@ class AISSampler(ImportanceSampler):
     the identity map by their evidence (``ItemLevelModel``); False is the MAP alone, as
     sessions saved before it were labelled. ``block_sd`` (None: ``ItemLevelModel``'s) is the
     prior sd of the item-level model's block intercepts (measured, not the default; README,
-    issue 13).
+    issue 13). With ``control_variate`` (default True; binary pools with the item-level
+    model and a deterministic oracle) the item-level model's predictions before each new
+    draw are recorded, and estimates take them as control variates
+    (``estimators.controlled_terms``); False estimates as before. Either way the draws are
+    the same.
     """
 
     separate_labelled = True
@@ -615,8 +646,10 @@ class AISSampler(ImportanceSampler):
         cap_block_share=False,
         share_criterion="draws",
         block_sd=None,
+        control_variate=True,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
+        self.control_variate = control_variate
         if not 0 <= defensive < 1:
             raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
         if block_share is not None and not 0 <= block_share <= 1:
@@ -710,10 +743,11 @@ class AISSampler(ImportanceSampler):
 
     def _cell_values(self):
         if self.oracle_model != "mixture":
-            self.response_ = self.cell_response()
+            self.response_ = self.prediction_response_ = self.cell_response()
             cells, self._labelled, _, _ = self._values_under(self.response_)
             return cells
         responses = [self.cell_response(m) for m in ("item", "block")]
+        self.prediction_response_ = responses[0]
         item, block = (self._values_under(response) for response in responses)
         self.block_share_ = self.block_share
         if self.block_share is None:
@@ -835,6 +869,21 @@ class AISSampler(ImportanceSampler):
             ]
         )
         return moment, item_model.recalibration_weight_
+
+    def _prediction(self, item):
+        """``stage_predictions``' row, O(cells), under the item-level model (in the mixture
+        too: it predicts the answers better than the tree, README), recorded with
+        ``control_variate``."""
+        if not (self.separate_labelled and self.control_variate and self.item_model_ is not None):
+            return None
+        response = self.prediction_response_
+        mass = np.column_stack(
+            [
+                np.bincount(self.cell_code_, self.cell_unlabelled_ * response[:, y], self.n_codes_)
+                for y in range(self.pool.n_classes)
+            ]
+        )
+        return np.concatenate([response[self.cell_of_[item]], mass.ravel()])
 
     def _update(self, item, label, weight, new):
         block = self.partition.block[item]

@@ -387,8 +387,9 @@ def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilit
         sampler.record(pool.y_true[sampler.propose().item])
     items, weight, share = sampler.first_draws()
     losses = losses_of(pool, measure, items)
+    control = ec.estimators.model_control(sampler, measure, measure.codes(pool), items)
     plain = ec.estimators.estimate_is_rao_blackwellised(
-        losses, weight, share, pool.n_pool, measure, sampler.n_draws
+        losses, weight, share, pool.n_pool, measure, sampler.n_draws, None, control
     )
     assert ec.estimate(sampler).value[0] != plain.value[0]
     sampler._stage_recalibration[-1] = 1.0
@@ -464,3 +465,97 @@ def test_capping_the_trees_share_at_the_doubt_about_the_probabilities():
                     assert sampler.block_share_ <= sampler.item_model_.recalibration_weight_
             variance[cap].append(ec.diagnostics.next_term_variance(sampler))
     assert np.median(variance[True]) < 0.1 * np.median(variance[False])
+
+
+def test_the_models_predictions_make_control_variates_with_mean_zero_over_the_next_draw():
+    """Before each new draw the item-level model's response at the drawn item and its sums
+    over the unlabelled items of each code are recorded; with them the control of code k,
+    c_k(x) = M_k / N - m_k(x) / (N q'(x)), has mean 0 over the proposal q' restricted to the
+    unlabelled items, summed here item by item (so E[c_sk | past] = 0 and the controlled
+    terms keep Des Raj's mean R)."""
+    pool = calibrated_pool(n=400)
+    measure = ec.get_measure("f1")
+    codes = measure.codes(pool)
+    table = measure.loss_table(2, 2)
+    sampler = ec.make_sampler("ais", pool, measure, 4, depth=3)
+    means, responses = [], []
+    while sampler.n_labels < 30:
+        proposal = sampler.propose()
+        if sampler.labels_[proposal.item] < 0:
+            unlabelled = np.flatnonzero(sampler.labels_ < 0)
+            q = sampler.pmf()[unlabelled]
+            q = q / q.sum()
+            response = sampler.cell_response("item")[sampler.cell_of_[unlabelled]]
+            expected = np.einsum("xy,xyd->xd", response, table[codes[unlabelled]])
+            responses.append(response[unlabelled == proposal.item][0])
+            means.append((codes[unlabelled], q, expected))
+        sampler.record(pool.y_true[proposal.item])
+    at_item, sums = sampler.stage_predictions()
+    np.testing.assert_allclose(at_item, np.array(responses), rtol=1e-12, atol=0)
+    for s, (code, q, expected) in enumerate(means):
+        for k in range(2):
+            mine = code == k
+            total = np.einsum("cy,cyd->d", sums[s] * (np.arange(2) == k)[:, None], table)
+            control = total / pool.n_pool - mine[:, None] * expected / (pool.n_pool * q[:, None])
+            np.testing.assert_allclose(q @ control, 0.0, atol=1e-15)
+            np.testing.assert_allclose(total, expected[mine].sum(axis=0), rtol=1e-9, atol=1e-12)
+
+
+def test_the_control_variates_change_the_estimate_not_the_draws():
+    """``control_variate=False`` draws the same items from the same seed and estimates with
+    Des Raj's terms alone; the block-level model records no prediction."""
+    pool = calibrated_pool(n=600)
+    measure = ec.get_measure("f1")
+    runs = {}
+    for control in (True, False):
+        sampler = ec.make_sampler("ais", pool, measure, 9, depth=3, control_variate=control)
+        while sampler.n_labels < 40:
+            sampler.record(pool.y_true[sampler.propose().item])
+        runs[control] = sampler
+    np.testing.assert_array_equal(runs[True].draws().items, runs[False].draws().items)
+    assert runs[False].stage_predictions() is None
+    assert ec.estimate(runs[True]).value[0] != ec.estimate(runs[False]).value[0]
+    items, weight, share = runs[False].first_draws()
+    losses = losses_of(pool, measure, items)
+    arguments = (losses, weight, share, pool.n_pool, measure, runs[False].n_draws)
+    unweighted = ec.estimators.estimate_is_rao_blackwellised(*arguments)
+    stage_weight = ec.estimators.stage_weights(runs[False], measure, unweighted.risk)
+    plain = ec.estimators.estimate_is_rao_blackwellised(*arguments, stage_weight)
+    assert ec.estimate(runs[False]).value[0] == pytest.approx(plain.value[0], rel=1e-12)
+    block = ec.make_sampler("ais", pool, measure, 9, oracle_model="block")
+    block.record(pool.y_true[block.propose().item])
+    assert block.stage_predictions() is None
+
+
+def balanced_pool(n=2000, seed=3):
+    """Calibrated probabilities spread over (0, 1), about half positive."""
+    rng = np.random.default_rng(seed)
+    logit = rng.normal(0, 2.5, n)
+    prob = 1 / (1 + np.exp(-logit))
+    return ec.Pool.from_arrays(logit, y_true=(rng.random(n) < prob).astype(int), prob=prob)
+
+
+def test_the_models_predictions_as_control_variates_cut_the_error_where_answers_are_uncertain():
+    """Where both answers of an item carry a loss and the model predicts them, the controlled
+    terms vary by Var[u] instead of E[u^2] (``estimators.controlled_terms``): on a balanced,
+    calibrated pool the same 30 runs of the default AIS to 200 labels have a smaller MSE
+    with the control variates (measured 8.0e-4 against 1.11e-3), stay centred and cover."""
+    pool = balanced_pool()
+    measure = ec.get_measure("f1")
+    truth = measure.g(ec.true_risk(pool, measure))[0]
+    errors, covered = [], []
+    for seed in range(30):
+        sampler = ec.make_sampler("ais", pool, measure, seed, depth=4)
+        while sampler.n_labels < 200:
+            sampler.record(pool.y_true[sampler.propose().item])
+        controlled = ec.estimate(sampler)
+        low, high = controlled.confidence_interval()
+        covered.append(low[0] <= truth <= high[0])
+        sampler.control_variate = False
+        sampler._stage_predictions = []
+        errors.append([controlled.value[0] - truth, ec.estimate(sampler).value[0] - truth])
+    errors = np.array(errors)
+    mse_controlled, mse_plain = np.mean(np.square(errors), axis=0)
+    assert mse_controlled < 0.85 * mse_plain
+    assert abs(errors[:, 0].mean()) < 3 * errors[:, 0].std() / np.sqrt(len(errors))
+    assert np.mean(covered) >= 0.9
