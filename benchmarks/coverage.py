@@ -62,6 +62,9 @@ REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block"}
 # "+sw": and weighs those terms by the oracle model's predicted variance of each
 # (estimators.stage_weights; the default AIS only)
 STAGE_WEIGHTED = {"ais"}
+# "+cv": and adds the item-level model's predictions as control variates to those terms
+# (estimators.controlled_terms; the default AIS only)
+CONTROLLED = {"ais"}
 
 
 # why a cell of the current construction is below target (measured; README, "Not yet right")
@@ -83,6 +86,7 @@ def construction(sampler: str) -> str:
         INTERVALS
         + ("+rb" if sampler in REPEATS_BY_EXPECTATION else "")
         + ("+sw" if sampler in STAGE_WEIGHTED else "")
+        + ("+cv" if sampler in CONTROLLED else "")
     )
 
 
@@ -176,6 +180,9 @@ def verdict(row) -> str:
     made = "" if not isinstance(made, str) else made
     if made == construction(row.sampler):
         return "; ".join(notes)
+    if row.sampler in CONTROLLED and not made.endswith("+cv"):
+        notes.append("measured before the model's predictions were control variates")
+    made = made.removesuffix("+cv")
     if row.sampler in STAGE_WEIGHTED and not made.endswith("+sw"):
         notes.append("measured before the terms were weighed by their predicted variance")
     made = made.removesuffix("+sw")
@@ -217,7 +224,10 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
         "that replaces repeated draws of labelled items by their expectation; rows of ais "
         "noted as measured before the terms were weighed by their predicted variance predate "
         "`estimators.stage_weights` (on pools where the answers contradict the "
-        "probabilities, w is close to 1 and so is every weight).",
+        "probabilities, w is close to 1 and so is every weight); rows of ais noted as "
+        "measured before the model's predictions were control variates predate "
+        "`estimators.controlled_terms` (the same draws; the estimate and the design's "
+        "interval move).",
         "",
     ]
     for pool_name, group in table.groupby("pool", sort=False):
