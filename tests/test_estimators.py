@@ -378,7 +378,7 @@ def test_each_stage_records_the_models_second_moment_of_its_term_item_by_item():
 
 def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilities():
     """At w = 1 the exponent 1 - w is 0: every rho_s is 1 and the estimate is the plain
-    weighted mean of Des Raj's terms; another measure than the design's own, and the
+    weighted mean of Des Raj's (controlled) terms; another measure than the design's own, and the
     block-level model (no w), are never weighted."""
     pool = calibrated_pool()
     measure = ec.get_measure("f1")
