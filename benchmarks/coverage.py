@@ -62,9 +62,9 @@ REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block"}
 # "+sw": and weighs those terms by the oracle model's predicted variance of each
 # (estimators.stage_weights; the default AIS only)
 STAGE_WEIGHTED = {"ais"}
-# "+cv": and adds the item-level model's predictions as control variates to those terms
-# (estimators.controlled_terms; the default AIS only)
-CONTROLLED = {"ais"}
+# "+cv": and adds the item-level model's predictions as control variates (the default AIS's
+# terms, estimators.controlled_terms; Bernoulli's rounds, estimators.estimate_bernoulli)
+CONTROLLED = {"ais", "bernoulli"}
 
 
 # why a cell of the current construction is below target (measured; README, "Not yet right")
@@ -224,10 +224,10 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
         "that replaces repeated draws of labelled items by their expectation; rows of ais "
         "noted as measured before the terms were weighed by their predicted variance predate "
         "`estimators.stage_weights` (on pools where the answers contradict the "
-        "probabilities, w is close to 1 and so is every weight); rows of ais noted as "
-        "measured before the model's predictions were control variates predate "
-        "`estimators.controlled_terms` (the same draws; the estimate and the design's "
-        "interval move).",
+        "probabilities, w is close to 1 and so is every weight); rows of ais and bernoulli "
+        "noted as measured before the model's predictions were control variates predate "
+        "them (`estimators.controlled_terms`, `estimate_bernoulli`; the same draws: the "
+        "estimate and the design's interval move).",
         "",
     ]
     for pool_name, group in table.groupby("pool", sort=False):

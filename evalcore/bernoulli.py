@@ -68,12 +68,17 @@ def water_fill(h: np.ndarray, budget: float, counts: np.ndarray | None = None) -
 @dataclass(frozen=True)
 class Round:
     """One round: ``items`` drawn (in presentation order) with inclusion probabilities ``pi``
-    (shape ``(n,)``), the round's planned expected size and the items sampled before it."""
+    (shape ``(n,)``), the round's planned expected size and the items sampled before it.
+    With control variates, the item-level model's prediction at the round's start:
+    ``response`` pi(y | x) at each item (n, C) and ``unsampled`` its sum over the items not
+    sampled before the round, per code (codes, C) (``estimators.estimate_bernoulli``)."""
 
     items: np.ndarray
     pi: np.ndarray
     planned_size: float
     n_before: int
+    response: np.ndarray | None = None
+    unsampled: np.ndarray | None = None
 
 
 class BernoulliSampler(SharesFrozenArrays):
@@ -84,7 +89,10 @@ class BernoulliSampler(SharesFrozenArrays):
     and the remainder, so the expected number of labels is the budget; the plan is fixed
     before any answer so that the estimator's round weights are too (its unbiasedness needs
     that). Without a budget rounds continue until the caller stops. ``oracle_model`` and
-    ``model_averaging`` choose pi as in ``AISSampler``.
+    ``model_averaging`` choose pi as in ``AISSampler``. With ``control_variate`` (default
+    True; binary pools with the item-level model) each round records the item-level model's
+    predictions at its start, and estimates take them as control variates
+    (``estimators.estimate_bernoulli``); False estimates as before. The draws are the same.
     """
 
     def __init__(
@@ -100,6 +108,7 @@ class BernoulliSampler(SharesFrozenArrays):
         epsilon: float = 1e-6,
         oracle_model: str = "mixture",
         model_averaging: bool = True,
+        control_variate: bool = True,
     ):
         if int(round_size) != round_size or round_size < 1:
             raise ValueError(f"`round_size` must be a positive integer, got {round_size!r}.")
@@ -113,6 +122,7 @@ class BernoulliSampler(SharesFrozenArrays):
                 raise ValueError(f"`budget` must be a positive integer, got {budget!r}.")
             full, rest = divmod(int(budget), self.round_size)
             self.planned_sizes_ = [float(self.round_size)] * full + ([float(rest)] if rest else [])
+        self.control_variate = control_variate
         self.rng_ = np.random.default_rng(rng)
         self.codes_ = frozen(measure.codes(pool))
         self.n_codes_ = measure.n_codes(pool)
@@ -203,6 +213,15 @@ class BernoulliSampler(SharesFrozenArrays):
             planned = self.planned_sizes_[len(self.rounds_)]
         unsampled = self.cell_size_ - self.cell_sampled_
         b = self.inclusion_probabilities(planned) if unsampled.sum() else np.zeros(len(unsampled))
+        response = predicted = None
+        if self.control_variate and self.item_model_ is not None:
+            response = self.cell_response("item")
+            predicted = np.column_stack(
+                [
+                    np.bincount(self.cell_code_, unsampled * response[:, y], self.n_codes_)
+                    for y in range(self.pool.n_classes)
+                ]
+            )
         chosen = self.rng_.binomial(unsampled, np.minimum(b, 1.0))
         items, pi = [], []
         for cell in np.flatnonzero(chosen):
@@ -213,7 +232,10 @@ class BernoulliSampler(SharesFrozenArrays):
         items = np.concatenate(items) if items else np.zeros(0, dtype=np.int64)
         pi = np.concatenate(pi) if pi else np.zeros(0)
         shown = self.rng_.permutation(len(items))
-        self.rounds_.append(Round(items[shown], pi[shown], planned, self.n_labels))
+        at_items = None if response is None else response[self.cell_of_[items[shown]]]
+        self.rounds_.append(
+            Round(items[shown], pi[shown], planned, self.n_labels, at_items, predicted)
+        )
         self._position = 0
 
     def propose(self) -> Proposal:

@@ -585,13 +585,27 @@ def estimate_bernoulli(
     0.73 (width 0.45 -> 0.59); 0.85 -> 0.87 there at 1000; abt-buy (prob) 0.81 -> 0.83 and
     0.83 -> 0.85 at 200 and 500; badly over-confident probabilities 0.775 -> 0.79 at 200,
     equal after.
+
+    Control variates (rounds that recorded the item-level model's predictions at their
+    start, ``Round.response``; the sampler's own measure): per code k, the control
+    C_tk = (1/N) [sum_{x unsampled before t, code k} m_t(x) - sum_{round t, code k} m_t(x) / b]
+    has mean 0 given the past (Horvitz-Thompson), m_t(x) = sum_y pi_t(y|x) l(x, y), so
+    R_t + sum_k beta_k C_tk is the difference estimator of the round (Saerndal, Swensson &
+    Wretman 1992), the answers entering as residuals l - beta m. beta is fitted, as for AIS
+    (``controlled_terms``), to make the estimated variance least: the Poisson variance
+    rows (1 - b) / b^2 (l - beta m)^2, by least squares through the origin. Measured (F1,
+    20 paired runs, 1,000-label plan): MSE x0.80 on tweets100k, x0.87 on abt-buy (prob),
+    within 2% on rare_calibrated and over_confident.
     """
     N = sampler.pool.n_pool
     codes = measure.codes(sampler.pool) if codes is None else codes
     order = np.asarray(sampler._order, dtype=np.int64)
     d = measure.d
     labels = sampler.labels_
+    controlled = measure is sampler.measure and all(r.response is not None for r in sampler.rounds_)
+    table = measure.loss_table(sampler.n_codes_, sampler.pool.n_classes) if controlled else None
     estimates, rows, weights, planned = [], [], [], []
+    controls, predicted_rows = [], []
     known = np.zeros(d)
     for round_ in sampler.rounds_:
         answered = min(len(round_.items), len(order) - round_.n_before)
@@ -602,10 +616,20 @@ def estimate_bernoulli(
         pi = round_.pi[:answered] * share
         losses = measure.loss(codes[items], labels[items]) if answered else np.zeros((0, d))
         estimates.append((known + (losses / pi[:, None]).sum(axis=0)) / N)
-        rows.append(losses * (np.sqrt(1 - pi) / pi / N)[:, None])
+        scale = np.sqrt(1 - pi) / pi / N
+        rows.append(losses * scale[:, None])
         planned.append(round_.planned_size)
         weights.append(np.full(answered, round_.planned_size))
         known = known + losses.sum(axis=0)
+        if controlled:
+            # per code k: m(x) 1[code k] at the round's items, and its control
+            # (1/N) [sum_{unsampled, code k} m - sum_{round, code k} m / pi], mean 0
+            expected = np.einsum("ny,nyd->nd", round_.response[:answered], table[codes[items]])
+            per_code = np.zeros((answered, sampler.n_codes_, d))
+            per_code[np.arange(answered), codes[items]] = expected
+            total = np.einsum("cy,cyd->cd", round_.unsampled, table)
+            controls.append((total - (per_code / pi[:, None, None]).sum(axis=0)) / N)
+            predicted_rows.append(per_code * scale[:, None, None])
     if not estimates:
         return _from_risk(
             np.zeros(d),
@@ -617,7 +641,30 @@ def estimate_bernoulli(
     total = np.sum(planned)
     risk = np.asarray(planned) @ np.asarray(estimates) / total
     factor = np.concatenate(rows) * (np.concatenate(weights) / total)[:, None]
+    if controlled and measure.undefined_reason(risk) is None:
+        predicted = (
+            np.concatenate(predicted_rows) * (np.concatenate(weights) / total)[:, None, None]
+        )
+        beta = _poisson_control_coefficients(factor, predicted, measure.dense_jacobian(risk))
+        control = np.einsum("t,tkd->kd", np.asarray(planned), np.asarray(controls)) / total
+        risk = risk + beta @ control
+        factor = factor - np.einsum("k,nkd->nd", beta, predicted)
     return _from_risk(risk, measure, len(order), len(order), factor)
+
+
+def _poisson_control_coefficients(factor, predicted, J) -> np.ndarray:
+    """beta of ``estimate_bernoulli``'s control variates, (codes,): the least-squares fit of
+    the projected variance rows J r_i on the projected predictions J m_ik (the rows of the
+    Poisson variance, (1 - pi) / pi^2 (l - sum_k beta_k m_k)^2, through the origin), so the
+    controlled estimate's estimated variance is the least; 0 for codes with no prediction
+    and while there are no more rows than codes."""
+    y = (factor @ J.T).ravel()
+    x = np.moveaxis(predicted @ J.T, 1, 2).reshape(len(factor) * J.shape[0], -1)
+    used = np.any(x != 0, axis=0)
+    beta = np.zeros(x.shape[1])
+    if used.any() and len(factor) > used.sum():
+        beta[used] = np.linalg.lstsq(x[:, used], y, rcond=None)[0]
+    return beta
 
 
 def estimate(

@@ -2,6 +2,7 @@
 
 import copy
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -554,6 +555,72 @@ def test_the_models_predictions_as_control_variates_cut_the_error_where_answers_
         sampler.control_variate = False
         sampler._stage_predictions = []
         errors.append([controlled.value[0] - truth, ec.estimate(sampler).value[0] - truth])
+    errors = np.array(errors)
+    mse_controlled, mse_plain = np.mean(np.square(errors), axis=0)
+    assert mse_controlled < 0.85 * mse_plain
+    assert abs(errors[:, 0].mean()) < 3 * errors[:, 0].std() / np.sqrt(len(errors))
+    assert np.mean(covered) >= 0.9
+
+
+def test_each_bernoulli_round_records_the_models_predictions_at_its_start():
+    """A round's ``unsampled`` is the item-level model's pi(y|x) summed, item by item, over
+    the items of each code not sampled before the round, and ``response`` is pi(y|x) at
+    the round's items (the model fitted to the answers before it), so each control,
+    (1/N) [sum_unsampled m - sum_round m / b], has mean 0 over the round's Poisson draw."""
+    pool = calibrated_pool(n=500)
+    measure = ec.get_measure("f1")
+    codes = measure.codes(pool)
+    sampler = ec.make_sampler("bernoulli", pool, measure, 2, depth=3, round_size=20, budget=80)
+    while not sampler.finished:
+        if not sampler.rounds_ or sampler._position >= len(sampler.rounds_[-1].items):
+            unsampled = np.flatnonzero(sampler.labels_ < 0)
+            response = sampler.cell_response("item")[sampler.cell_of_]
+            expected = np.zeros((sampler.n_codes_, 2))
+            np.add.at(expected, codes[unsampled], response[unsampled])
+            sampler.propose()
+            round_ = sampler.rounds_[-1]
+            np.testing.assert_allclose(round_.unsampled, expected, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(round_.response, response[round_.items], rtol=1e-12)
+        sampler.record(pool.y_true[sampler.propose().item])
+
+
+def test_bernoulli_control_variates_change_the_estimate_not_the_draws():
+    """``control_variate=False`` samples the same items from the same seed and gives the
+    Horvitz-Thompson estimate of the rounds alone."""
+    pool = calibrated_pool(n=600)
+    measure = ec.get_measure("f1")
+    runs = {}
+    for control in (True, False):
+        sampler = ec.make_sampler(
+            "bernoulli", pool, measure, 4, depth=3, budget=60, control_variate=control
+        )
+        while not sampler.finished:
+            sampler.record(pool.y_true[sampler.propose().item])
+        runs[control] = sampler
+    assert runs[True]._order == runs[False]._order
+    assert all(r.response is None for r in runs[False].rounds_)
+    assert ec.estimate(runs[True]).value[0] != ec.estimate(runs[False]).value[0]
+
+
+def test_bernoulli_control_variates_cut_the_error_where_answers_are_uncertain():
+    """As for AIS (``estimators.estimate_bernoulli``): on a balanced, calibrated pool the
+    same 40 Bernoulli runs with a 200-label plan have a smaller MSE with the item-level
+    model's predictions as control variates (measured 4.5e-4 against 5.7e-4), stay centred
+    and cover (bias 1e-4 with standard error 3e-3, coverage 1.00)."""
+    pool = balanced_pool()
+    measure = ec.get_measure("f1")
+    truth = measure.g(ec.true_risk(pool, measure))[0]
+    errors, covered = [], []
+    for seed in range(40):
+        sampler = ec.make_sampler("bernoulli", pool, measure, seed, depth=4, budget=200)
+        while not sampler.finished:
+            sampler.record(pool.y_true[sampler.propose().item])
+        controlled = ec.estimate(sampler)
+        low, high = controlled.confidence_interval()
+        covered.append(low[0] <= truth <= high[0])
+        plain = copy.copy(sampler)
+        plain.rounds_ = [replace(r, response=None, unsampled=None) for r in sampler.rounds_]
+        errors.append([controlled.value[0] - truth, ec.estimate(plain).value[0] - truth])
     errors = np.array(errors)
     mse_controlled, mse_plain = np.mean(np.square(errors), axis=0)
     assert mse_controlled < 0.85 * mse_plain
