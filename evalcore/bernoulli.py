@@ -25,7 +25,7 @@ from .frozen import SharesFrozenArrays, frozen
 from .measures import Measure
 from .oracle import DirichletTreeModel, prior_from_probabilities
 from .pool import Pool
-from .samplers import Proposal, checked_label, model_risk, oracle_cells
+from .samplers import Proposal, checked_label, code_sums, model_risk, oracle_cells
 from .strata import group_order, partition_pool
 
 __all__ = ["water_fill", "BernoulliSampler", "Round"]
@@ -146,6 +146,7 @@ class BernoulliSampler(SharesFrozenArrays):
         self.rounds_: list[Round] = []
         self._position = 0  # answers recorded in the current round
         self._order: list[int] = []
+        self._item_response, self._item_response_at = None, -1
 
     @property
     def n_labels(self) -> int:
@@ -156,10 +157,13 @@ class BernoulliSampler(SharesFrozenArrays):
         item-level model where there is one), shape ``(cells, C)``."""
         if (model or ("block" if self.item_model_ is None else "item")) == "block":
             return self.model_.response_[self.cell_block_]
-        sampled = np.asarray(self._order, dtype=np.int64)
-        self.item_model_.fit(sampled, self.labels_[sampled])
-        p1 = self.item_model_.cell_probability(self.cell_block_, self.cell_logit_)
-        return np.column_stack([1 - p1, p1])
+        if self._item_response_at != self.n_labels:  # answers only accrue: fit once per count
+            sampled = np.asarray(self._order, dtype=np.int64)
+            self.item_model_.fit(sampled, self.labels_[sampled])
+            p1 = self.item_model_.cell_probability(self.cell_block_, self.cell_logit_)
+            self._item_response = np.column_stack([1 - p1, p1])
+            self._item_response_at = self.n_labels
+        return self._item_response
 
     def model_risk(self, response: np.ndarray | None = None) -> np.ndarray:
         """R_t from the oracle model, sampled items at their answers, shape ``(d,)``."""
@@ -216,12 +220,7 @@ class BernoulliSampler(SharesFrozenArrays):
         response = predicted = None
         if self.control_variate and self.item_model_ is not None:
             response = self.cell_response("item")
-            predicted = np.column_stack(
-                [
-                    np.bincount(self.cell_code_, unsampled * response[:, y], self.n_codes_)
-                    for y in range(self.pool.n_classes)
-                ]
-            )
+            predicted = code_sums(self.cell_code_, unsampled, response, self.n_codes_)
         chosen = self.rng_.binomial(unsampled, np.minimum(b, 1.0))
         items, pi = [], []
         for cell in np.flatnonzero(chosen):

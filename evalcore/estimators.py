@@ -487,19 +487,14 @@ def controlled_terms(terms, a, control, weight, labelled_share, n_pool, risk, me
     predicted, unlabelled = control
     scale = (1 - labelled_share) * weight
     controls = unlabelled / n_pool - scale[:, None, None] * predicted  # (n, codes, d)
-    J = measure.dense_jacobian(risk)
-    y = (terms @ J.T).ravel()  # (n m,)
-    x = np.moveaxis(controls @ J.T, 1, 2).reshape(len(terms) * J.shape[0], -1)  # (n m, codes)
-    w = np.repeat(a, J.shape[0])
-    y = y - w @ y / w.sum()
-    x = x - w @ x / w.sum()
-    used = np.any(x != 0, axis=0)
-    if not used.any() or len(terms) < used.sum() + 2:  # no residual variance left to estimate
-        return terms, 0
-    beta = np.zeros(x.shape[1])
-    weighted = x[:, used] * (w**2)[:, None]
-    beta[used] = -np.linalg.lstsq(weighted.T @ x[:, used], weighted.T @ y, rcond=None)[0]
-    return terms + np.einsum("k,skd->sd", beta, controls), int(used.sum())
+    centred_terms = terms - a @ terms / a.sum()
+    centred_controls = controls - np.einsum("s,skd->kd", a, controls) / a.sum()
+    # the weighted spread of z_s + sum_k beta_k c_sk is least; a residual variance is left
+    # to estimate with two terms more than coefficients
+    beta, fitted = _control_coefficients(
+        -centred_terms, centred_controls, measure.dense_jacobian(risk), len(terms) - 1, a
+    )
+    return terms + np.einsum("k,skd->sd", beta, controls), fitted
 
 
 def model_control(sampler, measure: Measure, codes: np.ndarray, items: np.ndarray):
@@ -512,12 +507,39 @@ def model_control(sampler, measure: Measure, codes: np.ndarray, items: np.ndarra
     if recorded is None:
         return None
     response, unlabelled = recorded
-    n_codes = sampler.n_codes_
-    table = measure.loss_table(n_codes, sampler.pool.n_classes)  # (codes, C, d)
-    at_item = np.einsum("sy,syd->sd", response, table[codes[items]])
-    predicted = np.zeros((len(items), n_codes, measure.d))
-    predicted[np.arange(len(items)), codes[items]] = at_item
+    table = measure.loss_table(sampler.n_codes_, sampler.pool.n_classes)  # (codes, C, d)
+    predicted = _expected_loss_by_code(response, codes[items], table)
     return predicted, np.einsum("scy,cyd->scd", unlabelled, table)
+
+
+def _expected_loss_by_code(response, item_codes, table) -> np.ndarray:
+    """m(x) = sum_y pi(y|x) l(x, y) at each item, in its own code's slot and 0 in the
+    others, shape (n, codes, d); ``response`` (n, C), ``table`` the loss table (codes, C, d)."""
+    n = len(item_codes)
+    predicted = np.zeros((n, table.shape[0], table.shape[2]))
+    predicted[np.arange(n), item_codes] = np.einsum("ny,nyd->nd", response, table[item_codes])
+    return predicted
+
+
+def _control_coefficients(target, controls, J, spare_rows, weight=None):
+    """beta (k,) minimizing sum_s weight_s^2 ||J (target_s - sum_k beta_k controls_sk)||^2,
+    ``target`` (n, d), ``controls`` (n, k, d), ``J`` = Dg(R) (m, d), ``weight`` (n,) (default
+    1), and how many were fitted: least squares through the origin on the controls that
+    are not all 0 after projection, the others at 0, and all while ``spare_rows`` is not more
+    than the number to fit (the control variates of ``controlled_terms`` and
+    ``estimate_bernoulli``)."""
+    m = J.shape[0]
+    y = (target @ J.T).ravel()  # (n m,)
+    x = np.moveaxis(controls @ J.T, 1, 2).reshape(len(target) * m, -1)  # (n m, k)
+    if weight is not None:
+        w = np.repeat(weight, m)
+        y, x = w * y, w[:, None] * x
+    used = np.any(x != 0, axis=0)
+    beta = np.zeros(x.shape[1])
+    if not used.any() or spare_rows <= used.sum():
+        return beta, 0
+    beta[used] = np.linalg.lstsq(x[:, used], y, rcond=None)[0]
+    return beta, int(used.sum())
 
 
 def estimate_stratified(
@@ -625,9 +647,7 @@ def estimate_bernoulli(
         if controlled:
             # per code k: m(x) 1[code k] at the round's items, and its control
             # (1/N) [sum_{unsampled, code k} m - sum_{round, code k} m / pi], mean 0
-            expected = np.einsum("ny,nyd->nd", round_.response[:answered], table[codes[items]])
-            per_code = np.zeros((answered, sampler.n_codes_, d))
-            per_code[np.arange(answered), codes[items]] = expected
+            per_code = _expected_loss_by_code(round_.response[:answered], codes[items], table)
             total = np.einsum("cy,cyd->cd", round_.unsampled, table)
             controls.append((total - (per_code / pi[:, None, None]).sum(axis=0)) / N)
             predicted_rows.append(per_code * scale[:, None, None])
@@ -646,26 +666,13 @@ def estimate_bernoulli(
         predicted = (
             np.concatenate(predicted_rows) * (np.concatenate(weights) / total)[:, None, None]
         )
-        beta = _poisson_control_coefficients(factor, predicted, measure.dense_jacobian(risk))
+        # the Poisson variance rows (1 - b) / b^2 (l - beta m)^2, least in sum
+        J = measure.dense_jacobian(risk)
+        beta, _ = _control_coefficients(factor, predicted, J, len(factor))
         control = np.einsum("t,tkd->kd", np.asarray(planned), np.asarray(controls)) / total
         risk = risk + beta @ control
         factor = factor - np.einsum("k,nkd->nd", beta, predicted)
     return _from_risk(risk, measure, len(order), len(order), factor)
-
-
-def _poisson_control_coefficients(factor, predicted, J) -> np.ndarray:
-    """beta of ``estimate_bernoulli``'s control variates, (codes,): the least-squares fit of
-    the projected variance rows J r_i on the projected predictions J m_ik (the rows of the
-    Poisson variance, (1 - pi) / pi^2 (l - sum_k beta_k m_k)^2, through the origin), so the
-    controlled estimate's estimated variance is the least; 0 for codes with no prediction
-    and while there are no more rows than codes."""
-    y = (factor @ J.T).ravel()
-    x = np.moveaxis(predicted @ J.T, 1, 2).reshape(len(factor) * J.shape[0], -1)
-    used = np.any(x != 0, axis=0)
-    beta = np.zeros(x.shape[1])
-    if used.any() and len(factor) > used.sum():
-        beta[used] = np.linalg.lstsq(x[:, used], y, rcond=None)[0]
-    return beta
 
 
 def estimate(

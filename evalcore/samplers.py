@@ -481,6 +481,17 @@ def model_risk(measure, n_codes, cell_code, cell_weight, cell_response, codes, l
     return measure.expected_risk(mass) / n_pool
 
 
+def code_sums(cell_code, cell_weight, cell_response, n_codes) -> np.ndarray:
+    """sum over the cells of each code of ``cell_weight`` * ``cell_response``, shape
+    ``(n_codes, C)``: e.g. the expected answers of the items still modelled, per code."""
+    return np.column_stack(
+        [
+            np.bincount(cell_code, cell_weight * cell_response[:, y], n_codes)
+            for y in range(cell_response.shape[1])
+        ]
+    )
+
+
 def _optimal_values(sq_norm, nonzero, response, epsilon, deterministic):
     """Per-item value v(x) of seed 003 Prop. 4 for items of one code, over classes.
 
@@ -862,12 +873,7 @@ class AISSampler(ImportanceSampler):
             unlabelled_mass, self.cell_value_, out=np.zeros(n_cells), where=self.cell_value_ > 0
         )
         per_cell = inverse_q * self.cell_unlabelled_ / self.pool.n_pool**2
-        moment = np.column_stack(
-            [
-                np.bincount(self.cell_code_, per_cell * self.response_[:, y], self.n_codes_)
-                for y in range(self.pool.n_classes)
-            ]
-        )
+        moment = code_sums(self.cell_code_, per_cell, self.response_, self.n_codes_)
         return moment, item_model.recalibration_weight_
 
     def _prediction(self, item):
@@ -877,12 +883,7 @@ class AISSampler(ImportanceSampler):
         if not (self.separate_labelled and self.control_variate and self.item_model_ is not None):
             return None
         response = self.prediction_response_
-        mass = np.column_stack(
-            [
-                np.bincount(self.cell_code_, self.cell_unlabelled_ * response[:, y], self.n_codes_)
-                for y in range(self.pool.n_classes)
-            ]
-        )
+        mass = code_sums(self.cell_code_, self.cell_unlabelled_, response, self.n_codes_)
         return np.concatenate([response[self.cell_of_[item]], mass.ravel()])
 
     def _update(self, item, label, weight, new):
