@@ -25,7 +25,14 @@ from .frozen import SharesFrozenArrays, frozen
 from .measures import Measure
 from .oracle import DirichletTreeModel, prior_from_probabilities
 from .pool import Pool
-from .samplers import Proposal, checked_label, code_sums, model_risk, oracle_cells
+from .samplers import (
+    MAX_CONTROL_CODES,
+    Proposal,
+    checked_label,
+    code_sums,
+    model_risk,
+    oracle_cells,
+)
 from .strata import group_order, partition_pool
 
 __all__ = ["water_fill", "BernoulliSampler", "Round"]
@@ -90,7 +97,8 @@ class BernoulliSampler(SharesFrozenArrays):
     before any answer so that the estimator's round weights are too (its unbiasedness needs
     that). Without a budget rounds continue until the caller stops. ``oracle_model`` and
     ``model_averaging`` choose pi as in ``AISSampler``. With ``control_variate`` (default
-    True; binary pools with the item-level model) each round records the item-level model's
+    True; binary pools with the item-level model and at most ``MAX_CONTROL_CODES`` codes)
+    each round records the item-level model's
     predictions at its start, and estimates take them as control variates
     (``estimators.estimate_bernoulli``); False estimates as before. The draws are the same.
     """
@@ -122,10 +130,10 @@ class BernoulliSampler(SharesFrozenArrays):
                 raise ValueError(f"`budget` must be a positive integer, got {budget!r}.")
             full, rest = divmod(int(budget), self.round_size)
             self.planned_sizes_ = [float(self.round_size)] * full + ([float(rest)] if rest else [])
-        self.control_variate = control_variate
         self.rng_ = np.random.default_rng(rng)
         self.codes_ = frozen(measure.codes(pool))
         self.n_codes_ = measure.n_codes(pool)
+        self.control_variate = control_variate and self.n_codes_ <= MAX_CONTROL_CODES
         self.partition = partition_pool(pool, depth, branching)
         self.model_ = DirichletTreeModel(
             self.partition, prior_from_probabilities(pool.prob, self.partition)

@@ -21,6 +21,11 @@ from .oracle import DirichletTreeModel, ItemLevelModel, prior_from_probabilities
 from .pool import Pool
 from .strata import Partition, compact_codes, group_order, partition_pool
 
+# Control variates fit one coefficient per code from the answers, on arrays of answers x codes
+# x loss components: a handful of codes (F1's predicted classes) pays; a PR curve's 1,025
+# score bins would need more answers than a session has and gigabytes per estimate.
+MAX_CONTROL_CODES = 16
+
 __all__ = [
     "Proposal",
     "Draws",
@@ -628,10 +633,10 @@ class AISSampler(ImportanceSampler):
     sessions saved before it were labelled. ``block_sd`` (None: ``ItemLevelModel``'s) is the
     prior sd of the item-level model's block intercepts (measured, not the default; README,
     issue 13). With ``control_variate`` (default True; binary pools with the item-level
-    model and a deterministic oracle) the item-level model's predictions before each new
-    draw are recorded, and estimates take them as control variates
-    (``estimators.controlled_terms``); False estimates as before. Either way the draws are
-    the same.
+    model, a deterministic oracle and at most ``MAX_CONTROL_CODES`` codes) the item-level
+    model's predictions before each new draw are recorded, and estimates take them as
+    control variates (``estimators.controlled_terms``); False estimates as before. Either
+    way the draws are the same.
     """
 
     separate_labelled = True
@@ -660,7 +665,7 @@ class AISSampler(ImportanceSampler):
         control_variate=True,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
-        self.control_variate = control_variate
+        self.control_variate = control_variate and self.n_codes_ <= MAX_CONTROL_CODES
         if not 0 <= defensive < 1:
             raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
         if block_share is not None and not 0 <= block_share <= 1:

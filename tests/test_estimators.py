@@ -529,6 +529,29 @@ def test_the_control_variates_change_the_estimate_not_the_draws():
     assert block.stage_predictions() is None
 
 
+@pytest.mark.parametrize("name", ["ais", "bernoulli"])
+def test_no_control_variates_for_a_measure_with_many_codes(name):
+    """A PR curve on 64 thresholds has 65 codes: one coefficient each would need more answers
+    than a session has (and held arrays of answers x codes x 129 losses; regression: a step
+    of the speed benchmark's PR-curve sampler took seconds). Its estimate is the plain one."""
+    pool = calibrated_pool(n=600)
+    measure = ec.get_measure("pr_curve:64")
+    assert measure.n_codes(pool) > ec.samplers.MAX_CONTROL_CODES
+    options = {"budget": 60} if name == "bernoulli" else {}
+    estimates = {}
+    for control in (True, False):
+        sampler = ec.make_sampler(
+            name, pool, measure, 5, depth=3, control_variate=control, **options
+        )
+        assert not sampler.control_variate
+        for _ in range(40):
+            sampler.record(pool.y_true[sampler.propose().item])
+        estimates[control] = ec.estimate(sampler).value
+    np.testing.assert_array_equal(estimates[True], estimates[False])
+    f1 = ec.make_sampler(name, pool, ec.get_measure("f1"), 5, depth=3, **options)
+    assert f1.control_variate
+
+
 def balanced_pool(n=2000, seed=3):
     """Calibrated probabilities spread over (0, 1), about half positive."""
     rng = np.random.default_rng(seed)
