@@ -98,9 +98,9 @@ class BernoulliSampler(SharesFrozenArrays):
     that). Without a budget rounds continue until the caller stops. ``oracle_model`` and
     ``model_averaging`` choose pi as in ``AISSampler``. With ``control_variate`` (default
     True; binary pools with the item-level model and at most ``MAX_CONTROL_CODES`` codes)
-    each round records the item-level model's
-    predictions at its start, and estimates take them as control variates
-    (``estimators.estimate_bernoulli``); False estimates as before. The draws are the same.
+    each round records the item-level model's predictions at its start, and estimates take
+    them as control variates (``estimators.estimate_bernoulli``); False estimates as before.
+    The draws are the same.
     """
 
     def __init__(

@@ -333,6 +333,11 @@ def test_the_models_limits_are_its_mixtures_quantiles():
     low, high = spread_of(0.2, 0.9, 0.8, 0.1, 0.02, 0.0).limits(LEVEL)
     assert low[0] == pytest.approx(np.quantile(draws, 0.025), abs=2e-3)
     assert high[0] == pytest.approx(np.quantile(draws, 0.975), abs=2e-3)
+    # where F is continuous (a remainder spread around G_0), F at the limits is the level:
+    # the search brackets the quantiles to 2^-48 of its span
+    spread = spread_of(0.2, 0.9, 0.8, 0.1, 0.02, 0.005)
+    limits = np.stack(spread.limits(LEVEL))
+    np.testing.assert_allclose(spread.cdf(limits).ravel(), [0.025, 0.975], rtol=0, atol=1e-11)
     # the smaller M1's weight, the less of its long lower tail reaches the interval
     lows = [spread_of(w, 0.9, 0.8, 0.1, 0.02, 0.005).limits(LEVEL)[0][0] for w in (1, 0.5, 0.1)]
     assert lows[0] < lows[1] < lows[2] < 0.9
