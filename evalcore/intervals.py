@@ -68,6 +68,7 @@ from scipy.special import expit, ndtr
 
 from .measures import Measure
 from .oracle import DirichletTreeModel, RecalibratedProbabilities, prior_from_probabilities
+from .samplers import code_sums
 from .strata import compact_codes, fitting_depth, partition_pool
 
 __all__ = ["OracleView", "oracle_view", "measure_bounds", "model_estimate"]
@@ -371,11 +372,8 @@ def _model_risks(view, responses, measure, known_mass, n_pool) -> np.ndarray:
     n_codes, C = known_mass.shape
     responses = np.asarray(responses)
     k = len(responses)
-    # the unlabelled mass by code, class and model, for all k models in one bincount
-    by_group = responses.transpose(1, 0, 2).reshape(view.n_groups, k * C)
-    mass_by_group = view.unlabelled_counts()[:, None] * by_group
-    slot = view.group_code[:, None] * (k * C) + np.arange(k * C)
-    unlabelled = np.bincount(slot.ravel(), mass_by_group.ravel(), n_codes * k * C)
+    by_group = responses.transpose(1, 0, 2).reshape(view.n_groups, k * C)  # all k at once
+    unlabelled = code_sums(view.group_code, view.unlabelled_counts(), by_group, n_codes)
     mass = known_mass + unlabelled.reshape(n_codes, k, C).transpose(1, 0, 2)
     return np.tensordot(mass, measure.loss_table(n_codes, C), axes=([1, 2], [0, 1])) / n_pool
 

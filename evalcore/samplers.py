@@ -487,14 +487,13 @@ def model_risk(measure, n_codes, cell_code, cell_weight, cell_response, codes, l
 
 
 def code_sums(cell_code, cell_weight, cell_response, n_codes) -> np.ndarray:
-    """sum over the cells of each code of ``cell_weight`` * ``cell_response``, shape
-    ``(n_codes, C)``: e.g. the expected answers of the items still modelled, per code."""
-    return np.column_stack(
-        [
-            np.bincount(cell_code, cell_weight * cell_response[:, y], n_codes)
-            for y in range(cell_response.shape[1])
-        ]
-    )
+    """sum over the cells of each code of ``cell_weight`` * ``cell_response`` (cells, K),
+    shape ``(n_codes, K)``: e.g. the expected answers of the items still modelled, per code
+    and class (K = C), or for several models at once. One bincount over (code, column)."""
+    K = cell_response.shape[1]
+    slot = cell_code[:, None] * K + np.arange(K)
+    sums = np.bincount(slot.ravel(), (cell_weight[:, None] * cell_response).ravel(), n_codes * K)
+    return sums.reshape(n_codes, K)
 
 
 def _optimal_values(sq_norm, nonzero, response, epsilon, deterministic):
