@@ -74,6 +74,8 @@ _LATER_OPTIONS = {
         "batch_repeats": (True, False),
         "oracle_model": ("mixture", "block"),
         "model_averaging": (True, False),
+        "block_share": (0.1, None),
+        "flat_tree": (True, False),
     },
     "ais-1": {"batch_repeats": (True, False)},
     "bernoulli": {"oracle_model": ("mixture", "block"), "model_averaging": (True, False)},
@@ -83,9 +85,11 @@ _LATER_OPTIONS = {
 def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     """The options of a saved session as they were when it was saved: sessions saved before
     repeated draws were batched replay one draw at a time, passive and static IS sessions saved
-    before labelled items were kept apart draw the next unlabelled item by rejection, and AIS
+    before labelled items were kept apart draw the next unlabelled item by rejection, AIS
     and Bernoulli sessions saved before the item-level model replay with the Dirichlet tree's
-    block-level one. Regression
+    block-level one, and AIS sessions saved before the mixture's tree was flat and its share
+    fixed replay with the share chosen after every answer on the tree of ``depth`` levels.
+    Regression
     sessions (``pool`` a ``RegressionPool``) came later than all of these."""
     if isinstance(pool, RegressionPool):
         return dict(options)

@@ -86,6 +86,10 @@ class Partition:
     def n_blocks(self) -> int:
         return len(self.sizes)
 
+    def flattened(self) -> Partition:
+        """The same leaves under one root (seed 003's one-level tree)."""
+        return Partition(self.block, self.sizes, depth=1, branching=self.n_blocks)
+
     def __deepcopy__(self, memo):
         return self  # never changed: the samplers' copies share it
 

@@ -153,6 +153,8 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "batch_repeats": True,
         "oracle_model": "mixture",
         "model_averaging": True,
+        "block_share": 0.1,
+        "flat_tree": True,
     }
     assert report["labels_used"] == 60
     (component,) = report["components"]

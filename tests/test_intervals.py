@@ -55,8 +55,9 @@ def test_f1_intervals_cover_on_a_pool_with_hidden_false_negatives(sampler_name, 
     # 200 runs: a binomial share at 0.95 has sd 0.015; 0.92 is two sd below the nominal level
     assert np.mean(covered) >= 0.92
     assert np.median(widths) < 0.75  # and not [0, 1] (measured: is 0.73, ais 0.65, neyman 0.61)
-    if sampler_name != "neyman":  # the design-only interval misses (measured: is 0.56, ais 0.77)
-        assert np.mean(design_only) < 0.85
+    if sampler_name != "neyman":  # the design-only interval misses the target (measured: is
+        # 0.56, ais 0.85; 0.77 with the share chosen on the depth-4 tree, the default before)
+        assert np.mean(design_only) < 0.92
 
 
 def rare_calibrated_pool():

@@ -252,17 +252,25 @@ def test_the_next_unlabelled_item_takes_one_uniform_however_sure_the_proposal(na
     assert counted[False].uniforms > 10 * 60  # the negative control: rejection
 
 
-def test_the_default_ais_proposal_mixes_the_item_and_block_proposals():
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"flat_tree": False, "block_share": None}],
+    ids=["default", "as saved before the flat tree"],
+)
+def test_the_default_ais_proposal_mixes_the_item_and_block_proposals(options):
     """Three AIS samplers given the same answers: the default's pmf is the mixture
     (1 - lambda) q_item + lambda q_block of the item-level and block-level pmfs, item by item,
-    with lambda in [0.1 w, 0.9] (w the posterior probability that the classifier needs
-    recalibrating; the weights are at most 10 times the item-level proposal's), and a
-    multi-class pool falls back to the block-level model."""
+    q_block on the partition's 16 leaves under one root (or, as sessions saved before,
+    on the depth-4 tree), with lambda 0.1 (or chosen in [0.1 w, 0.9], w the posterior
+    probability that the classifier needs recalibrating; the weights are at most 10 times
+    the item-level proposal's), and a multi-class pool falls back to the block-level model."""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
+    tree = {"depth": 4} if options else {"depth": 1, "branching": 16}
     samplers = {
-        model: ec.make_sampler("ais", pool, measure, 0, depth=4, oracle_model=model)
-        for model in ("mixture", "item", "block")
+        "mixture": ec.make_sampler("ais", pool, measure, 0, depth=4, **options),
+        "item": ec.make_sampler("ais", pool, measure, 0, depth=4, oracle_model="item"),
+        "block": ec.make_sampler("ais", pool, measure, 0, oracle_model="block", **tree),
     }
     answered = np.random.default_rng(1).choice(pool.n_pool, 40, replace=False)
     for item in answered:
@@ -272,7 +280,10 @@ def test_the_default_ais_proposal_mixes_the_item_and_block_proposals():
     pmf = {model: sampler.pmf() for model, sampler in samplers.items()}
     assert not np.allclose(pmf["item"], pmf["block"])
     share = samplers["mixture"].block_share_
-    assert 0.1 * samplers["mixture"].item_model_.recalibration_weight_ <= share <= 0.9
+    if options:
+        assert 0.1 * samplers["mixture"].item_model_.recalibration_weight_ <= share <= 0.9
+    else:
+        assert share == 0.1
     mixed = (1 - share) * pmf["item"] + share * pmf["block"]
     np.testing.assert_allclose(pmf["mixture"], mixed, rtol=1e-12)
     three_class = multiclass_pool(n=300)
@@ -297,11 +308,12 @@ def test_bernoulli_inclusion_probabilities_are_the_mean_of_the_two_models():
 
 
 def test_the_block_share_minimizes_the_draws_estimate_of_the_second_moment():
-    """lambda is the grid point where (1/n) sum_j w_j p u_j^2 / q_lambda(x_j) is smallest,
-    recomputed here item by item from the two samplers' pmfs."""
+    """With ``block_share=None`` (sessions saved before it was fixed), lambda is the grid
+    point where (1/n) sum_j w_j p u_j^2 / q_lambda(x_j) is smallest, recomputed here item by
+    item from the two samplers' pmfs."""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
-    sampler = ec.make_sampler("ais", pool, measure, 3, depth=4)
+    sampler = ec.make_sampler("ais", pool, measure, 3, depth=4, block_share=None)
     while sampler.n_labels < 60:
         sampler.record(pool.y_true[sampler.propose().item])
     sampler.pmf_of(np.arange(1))  # refreshes the proposal after the last answer
@@ -325,7 +337,9 @@ def test_the_next_term_criterion_evaluates_each_answer_once_under_the_unlabelled
     labelled items, recomputed here item by item, and its minimizer is the share used."""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
-    sampler = ec.make_sampler("ais", pool, measure, 3, depth=4, share_criterion="next_term")
+    sampler = ec.make_sampler(
+        "ais", pool, measure, 3, depth=4, block_share=None, share_criterion="next_term"
+    )
     while sampler.n_labels < 60:
         sampler.record(pool.y_true[sampler.propose().item])
     sampler.pmf_of(np.arange(1))  # refreshes the proposal after the last answer
@@ -379,14 +393,18 @@ def test_the_tree_explores_in_proportion_to_the_evidence_against_the_probabiliti
     """The same 4,000 items and labels, the probabilities reported calibrated or three times
     too sure in the logit. After 150 answers the over-confident pool's recalibration has the
     higher posterior weight w, and so the block-level tree the larger share of the proposal
-    (both at their floor 0.1 w: no draw has shown the tree's proposal to be better)."""
+    (both at their floor 0.1 w: no draw has shown the tree's proposal to be better). The
+    share chosen after every answer on the tree of ``depth`` levels is how sessions saved
+    before the fixed share replay."""
     rng = np.random.default_rng(3)
     z = rng.normal(-5.0, 3.0, 4000)
     y = (rng.random(len(z)) < expit(z)).astype(int)
     weight, share = {}, {}
     for name, reported in (("calibrated", z), ("over-confident", 3 * z)):
         pool = ec.Pool.from_arrays(reported, y_true=y, prob=expit(reported))
-        sampler = ec.make_sampler("ais", pool, ec.get_measure("f1"), 0, depth=4)
+        sampler = ec.make_sampler(
+            "ais", pool, ec.get_measure("f1"), 0, depth=4, flat_tree=False, block_share=None
+        )
         while sampler.n_labels < 150:
             sampler.record(pool.y_true[sampler.propose().item])
         sampler.pmf_of(np.arange(1))  # refreshes the proposal after the last answer

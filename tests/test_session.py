@@ -101,6 +101,7 @@ def test_unknown_sampler_is_refused(pool):
     [
         ("ais", {"batch_repeats": False, "oracle_model": "block", "model_averaging": False}),
         ("ais", {"model_averaging": False}),
+        ("ais", {"block_share": None, "flat_tree": False}),
         ("bernoulli", {"oracle_model": "block", "model_averaging": False}),
         ("bernoulli", {"model_averaging": False}),
         ("is", {"batch_repeats": False, "separate_labelled": False}),
@@ -109,8 +110,9 @@ def test_unknown_sampler_is_refused(pool):
     ],
 )
 def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, old, pool):
-    """Sessions saved before repeats were batched and before the item-level model have no
-    such options in their file: they load with the behaviour they were labelled with."""
+    """Sessions saved before repeats were batched, before the item-level model and before
+    AIS's fixed share on the one-level tree have no such options in their file: they load
+    with the behaviour they were labelled with."""
     session = ec.Session(pool, "f1", name, seed=4, budget=80, options=dict(old))
     label_n(session, pool, 40)
     data = json.loads(session.to_json())
@@ -122,7 +124,7 @@ def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, o
     assert loaded.next_item() == session.next_item()
     fresh = ec.Session(pool, "f1", name, seed=4, budget=80)
     new_defaults = {"batch_repeats": True, "oracle_model": "mixture", "model_averaging": True}
-    new_defaults["separate_labelled"] = True
+    new_defaults.update(separate_labelled=True, block_share=0.1, flat_tree=True)
     assert {option: fresh.options[option] for option in old} == {
         option: new_defaults[option] for option in old
     }

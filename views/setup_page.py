@@ -83,7 +83,14 @@ with st.expander("Advanced options"):
     elif sampler in ("ais", "bernoulli"):
         fitting = ec.strata.fitting_depth(pool.n_pool)
         depth = st.number_input(
-            "Tree depth", 1, 16, fitting, 1, help="Depth 1 is a flat partition."
+            "Tree depth",
+            1,
+            16,
+            fitting,
+            1,
+            help="The blocks are branching^depth bins of the scores. AIS on a two-class pool "
+            "puts them under one root; the depth shapes Bernoulli sampling's tree and that of "
+            "multi-class pools. Depth 1 is a flat partition.",
         )
         branching = st.number_input("Branching factor", 2, 1024, 2, 1)
         options.update(depth=int(depth), branching=int(branching))
