@@ -10,22 +10,25 @@ probabilities its labels were drawn from, what a calibrated classifier would rep
 Samplers:
 
 * ``ais``: the default, AIS on a mixture of the item-level and block-level proposals, the
-  block share chosen after every answer (``AISSampler._block_share``), the item-level model
-  averaged with the identity map by the evidence (``oracle.ItemLevelModel``); variants of it
+  block-level one on seed 003's one-level tree of the 256 leaves (``flat_tree``), at a fixed
+  share of 0.1 (``block_share``), the item-level model averaged with the identity map by the
+  evidence (``oracle.ItemLevelModel``); its rows before 2026-11-26 were those of
+  ``ais-flat-0.1``, a candidate then;
+* ``ais-adaptive``: the default before 2026-11-26, the depth-8 binary tree in the mixture
+  and its share chosen after every answer (``AISSampler._block_share``); variants of it
   measured earlier (the recalibration's MAP alone; a fixed share of one half; the item-level
   model alone) are in this file's history;
-* candidates for the default, measured and not adopted (README, issue 13): ``ais-cap``, the
-  tree's share capped at w (``cap_block_share``); ``ais-next``, the share chosen by the next
-  Des Raj term's estimated second moment (``share_criterion="next_term"``); ``ais-sd6``, the
-  item-level model's block intercepts with prior sd 6 instead of 1 (``block_sd``), and
-  ``ais-next-sd6`` both; ``ais-flat``, the mixture with ``ais-1``'s tree (one level of 256
-  leaves) in place of the depth-8 binary one, and ``ais-flat-sd6`` with the block intercepts'
-  prior sd 6 too; ``ais-flat-0.1``, that mixture with the tree's share fixed at 0.1 (the
-  default's floor constant; the He & Owen estimate puts it at its ceiling, 0.9, on the flat
-  tree); ``ais-item``, the item-level model alone, without the tree (measured on
-  redrawn pools by ``realisations.py``); ``ais-plain``, the default without the item-level
-  model's predictions as control variates (``control_variate=False``: the same draws, Des
-  Raj's terms alone, as the default estimated before);
+* candidates measured against it and not adopted (README, issue 13), each with its
+  options: ``ais-cap``, the tree's share capped at w (``cap_block_share``); ``ais-next``,
+  the share chosen by the next Des Raj term's estimated second moment
+  (``share_criterion="next_term"``); ``ais-sd6``, the item-level model's block intercepts
+  with prior sd 6 instead of 1 (``block_sd``), and ``ais-next-sd6`` both; ``ais-flat``, the
+  one-level tree in place of the depth-8 one, its share still chosen after every answer
+  (it goes to 0.9), and ``ais-flat-sd6`` with the block intercepts' prior sd 6 too;
+  ``ais-item``, the item-level model alone, without the tree (measured on redrawn pools by
+  ``realisations.py``); ``ais-plain``, ``ais-adaptive`` without the item-level model's
+  predictions as control variates (``control_variate=False``: the same draws, Des Raj's
+  terms alone, as the default estimated before);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -61,16 +64,19 @@ import synthetic  # noqa: E402
 OUT = HERE / "results" / "default_sampler.csv"
 POOLS = ["over_confident (prob)", "over_confident (true)", "sharp_calibrated (prob)"]
 POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k"]
+# the default before 2026-11-26: the depth-8 tree in the mixture, its share chosen after
+# every answer (AISSampler._block_share); the candidates below measured against it keep it
+ADAPTIVE = {"flat_tree": False, "block_share": None}
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
-    "ais-plain": ("ais", {"control_variate": False}),
-    "ais-cap": ("ais", {"cap_block_share": True}),
-    "ais-next": ("ais", {"share_criterion": "next_term"}),
-    "ais-next-sd6": ("ais", {"share_criterion": "next_term", "block_sd": 6.0}),
-    "ais-sd6": ("ais", {"block_sd": 6.0}),
-    "ais-flat": ("ais", {"depth": 1, "branching": 256}),
-    "ais-flat-sd6": ("ais", {"depth": 1, "branching": 256, "block_sd": 6.0}),
-    "ais-flat-0.1": ("ais", {"depth": 1, "branching": 256, "block_share": 0.1}),
+    "ais-adaptive": ("ais", ADAPTIVE),
+    "ais-plain": ("ais", {**ADAPTIVE, "control_variate": False}),
+    "ais-cap": ("ais", {**ADAPTIVE, "cap_block_share": True}),
+    "ais-next": ("ais", {**ADAPTIVE, "share_criterion": "next_term"}),
+    "ais-next-sd6": ("ais", {**ADAPTIVE, "share_criterion": "next_term", "block_sd": 6.0}),
+    "ais-sd6": ("ais", {**ADAPTIVE, "block_sd": 6.0}),
+    "ais-flat": ("ais", {"block_share": None}),
+    "ais-flat-sd6": ("ais", {"block_share": None, "block_sd": 6.0}),
     "ais-item": ("ais", {"oracle_model": "item"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
@@ -78,8 +84,8 @@ SAMPLERS = {  # name in the table: (sampler, options)
 }
 BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
-CANDIDATES = ("ais", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6", "ais-flat", "ais-flat-sd6")
-CANDIDATES += ("ais-flat-0.1", "ais-item", "ais-plain")
+CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
+CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain")
 CHECKPOINTS = (500, 1000, 2000)
 
 
@@ -158,11 +164,14 @@ def write_markdown(path: Path = OUT) -> None:
         "setup, 100 runs, older code: seed 003's eq. 1 and the intervals before issue 9), used",
         "where this script has not run that baseline yet. On over_confident the rows of",
         "ais-cap, ais-next, ais-sd6 and ais-next-sd6 were measured with logit p̂ clipped at",
-        "1e-9 (README, the item-level model) and await a rerun. The default (`ais`) adds the",
-        "item-level model's predictions as control variates (README, departures from the",
-        "papers); `ais-plain` is the same draws without them (its rows are the default's",
-        "before the change, same seed: the control variates do not change the draws, a test",
-        "checks it). The other candidates were measured without them.",
+        "1e-9 (README, the item-level model) and await a rerun. The default (`ais`) mixes the",
+        "item-level proposal with the one-level tree's at a fixed share of 0.1 since",
+        "2026-11-26; `ais-adaptive` is the default before (the depth-8 tree, its share chosen",
+        "after every answer), and the candidates below it were measured against it. Both add",
+        "the item-level model's predictions as control variates (README, departures from the",
+        "papers); `ais-plain` is `ais-adaptive`'s draws without them (the control variates do",
+        "not change the draws, a test checks it). The other candidates were measured without",
+        "them.",
         "",
     ]
     for pool_name in [name for name in POOLS if name in set(table.pool)]:

@@ -1,5 +1,7 @@
 """Which answers make the default AIS's error on a pool: the terms of Des Raj's average that move
-its F1 estimate most, run by run, beside the block-level AIS's on the same seeds.
+its F1 estimate most, run by run, beside those of the default before 2026-11-26
+(``ais-adaptive``: the depth-8 tree in the mixture, its share chosen after every answer) and
+of the block-level AIS on the same seeds.
 
 The estimate is R = sum_s a_s z_s / sum_s a_s (``estimators.estimate_is_rao_blackwellised``),
 so its error is sum_s a_s (z_s - R) / sum_s a_s. Projected on Dg at the true R, each term's share
@@ -25,10 +27,10 @@ from evalcore import estimators
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from default_sampler import load  # noqa: E402
+from default_sampler import ADAPTIVE, load  # noqa: E402
 
 OUT = HERE / "results" / "term_anatomy.md"
-SAMPLERS = {"ais": {}, "ais-block": {"oracle_model": "block"}}
+SAMPLERS = {"ais": {}, "ais-adaptive": ADAPTIVE, "ais-block": {"oracle_model": "block"}}
 TOP = 3
 
 

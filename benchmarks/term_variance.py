@@ -4,11 +4,12 @@ choose the tree's share of the proposal.
 
 ``evalcore.diagnostics.next_term_variance``: once every positive is labelled it is 0, every
 later term is exact, and the estimate's error is what the first terms left. Medians over
-``--repeats`` runs (seeds 1000+) for the default AIS, ``ais-1`` and the default with the tree's
-share fixed small or capped at w (``cap_block_share``), chosen by the other criterion
-(``share_criterion="next_term"``), or the item-level model alone.
+``--repeats`` runs (seeds 1000+) for the default AIS, ``ais-1``, the default before
+2026-11-26 (``ais-adaptive``: the depth-8 tree in the mixture, its share chosen after every
+answer) and that with the tree's share fixed small or capped at w (``cap_block_share``), chosen
+by the other criterion (``share_criterion="next_term"``), or the item-level model alone.
 
-The second table follows the default AIS on sharp_calibrated and on abt-buy with its `prob`
+The second table follows ``ais-adaptive`` on sharp_calibrated and on abt-buy with its `prob`
 column and, at each checkpoint, evaluates the next term's variance at every share of the
 criterion's grid (``diagnostics.next_term_variance_by_share``): the share where it is
 smallest, the shares the two criteria (``AISSampler.share_moments``) choose from the same
@@ -30,18 +31,22 @@ import evalcore as ec
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from default_sampler import load  # noqa: E402
+from default_sampler import ADAPTIVE, load  # noqa: E402
 
 OUT = HERE / "results" / "term_variance.md"
 CHECKPOINTS = (5, 10, 25, 50, 75, 100)
 VARIANTS = {  # row: (sampler, options)
-    "ais (default)": ("ais", {}),
+    "ais (default: one-level tree, share 0.1)": ("ais", {}),
+    "ais-adaptive (the default before: depth-8 tree, share chosen)": ("ais", ADAPTIVE),
     "ais-1": ("ais-1", {}),
-    "ais, block share fixed at 0.02": ("ais", {"block_share": 0.02}),
-    "ais, block share fixed at 0.1": ("ais", {"block_share": 0.1}),
+    "ais-adaptive, block share fixed at 0.02": ("ais", {**ADAPTIVE, "block_share": 0.02}),
+    "ais-adaptive, block share fixed at 0.1": ("ais", {**ADAPTIVE, "block_share": 0.1}),
     "ais, item-level model alone": ("ais", {"oracle_model": "item"}),
-    "ais, block share capped at w": ("ais", {"cap_block_share": True}),
-    "ais, share by the next term's criterion": ("ais", {"share_criterion": "next_term"}),
+    "ais-adaptive, block share capped at w": ("ais", {**ADAPTIVE, "cap_block_share": True}),
+    "ais-adaptive, share by the next term's criterion": (
+        "ais",
+        {**ADAPTIVE, "share_criterion": "next_term"},
+    ),
 }
 SHARE_POOLS = {"sharp_calibrated": (10, 25, 50), "abt-buy (prob)": (10, 50, 250, 1000)}
 CRITERIA = ("draws", "next_term")
@@ -52,7 +57,7 @@ def share_rows(pool_name: str, repeats: int) -> list[str]:
     pool, measure = load(pool_name), ec.get_measure("f1")
     table = {checkpoint: [] for checkpoint in SHARE_POOLS[pool_name]}
     for seed in range(repeats):
-        sampler = ec.make_sampler("ais", pool, measure, 1000 + seed)
+        sampler = ec.make_sampler("ais", pool, measure, 1000 + seed, **ADAPTIVE)
         for checkpoint in table:
             while sampler.n_labels < checkpoint:
                 sampler.record(pool.y_true[sampler.propose().item])
@@ -110,12 +115,12 @@ def main() -> None:
         "",
         "## Choosing the tree's share from the answers",
         "",
-        "Along the default AIS's runs (same seeds): the share of the grid [0.1 w, 0.9] where",
+        "Along ais-adaptive's runs (same seeds): the share of the grid [0.1 w, 0.9] where",
         "the next term's variance given the true labels is smallest, the share each criterion",
         "chooses from the same answers, and the variance there over the smallest (1: the",
         "best share; medians over the runs).",
         "",
-        "| pool | labels | best share | `draws` (default) | its variance / best | "
+        "| pool | labels | best share | `draws` (ais-adaptive's) | its variance / best | "
         "`next_term` | its variance / best |",
         "|---|---|---|---|---|---|---|",
     ]
