@@ -1,0 +1,148 @@
+"""How the default AIS weighs Des Raj's terms: the same draws, estimated three ways (F1).
+
+The estimate is R = sum_s a_s rho_s z_s / sum_s a_s rho_s (``estimators.
+estimate_is_rao_blackwellised``): a_s = 1 / (1 - q_s(L_s)), the number of draws the s-th new
+item's segment is expected to hold, and rho_s = V_s^-(1 - w), the term's variance as the
+oracle model predicted it, tempered by the weight w on recalibrating the classifier
+(``estimators.stage_weights``). The variants:
+
+* ``a_s rho_s``: the default (these rows are default_sampler.py's ``ais`` rows);
+* ``a_s``: without the stage weights, rho_s = 1;
+* ``a_s^w rho_s``: a_s tempered as rho_s is, so that where the answers bear the classifier
+  out (w near 0) the terms are weighed by their predicted variance alone. The term's variance
+  depends on q_s only through q_s restricted to the unlabelled items, not on q_s(L_s), which
+  is the case for dropping a_s there.
+
+Each run draws once; the three estimates are read from the same answers at each checkpoint,
+intervals included (the model's hull, ``intervals``). Seed 2021 and 100 runs per pool, as in
+default_sampler.py. Each pool's rows replace its earlier ones in
+benchmarks/results/term_weights.csv as it finishes; the table is term_weights.md.
+
+    python benchmarks/term_weights.py [--repeats 100] [--jobs 2] [--pools ...] [--resume]
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+
+import evalcore as ec
+from evalcore import estimators
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import resumable  # noqa: E402
+from default_sampler import CHECKPOINTS, load  # noqa: E402
+
+OUT = HERE / "results" / "term_weights.csv"
+POOLS = ["sharp_calibrated (prob)", "abt-buy (prob)", "abt-buy", "tweets100k"]
+POOLS += ["over_confident (prob)"]
+VARIANTS = ("a_s rho_s", "a_s", "a_s^w rho_s")
+_stage_weights = estimators.stage_weights
+
+
+def _tempered(sampler, measure, risk):
+    """rho_s a_s^-(1 - w): with a_s in the estimate, the terms weigh a_s^w rho_s."""
+    rho = _stage_weights(sampler, measure, risk)
+    if rho is None:
+        return None
+    _, share = sampler.first_draws()[1:]
+    recalibration = sampler.stage_moments()[1]
+    return rho * (1 - share) ** (1 - recalibration)
+
+
+WEIGHTS = {"a_s rho_s": _stage_weights, "a_s": lambda *args: None, "a_s^w rho_s": _tempered}
+
+
+def one_run(pool_name: str, seed) -> np.ndarray:
+    """(checkpoints, variants, 3): estimate, low and high limits."""
+    pool = load(pool_name)
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, seed)
+    out = np.full((len(CHECKPOINTS), len(VARIANTS), 3), np.nan)
+    for index, checkpoint in enumerate(CHECKPOINTS):
+        while sampler.n_labels < checkpoint:
+            proposal = sampler.propose()
+            sampler.record(pool.y_true[proposal.item])
+        for column, variant in enumerate(VARIANTS):
+            with mock.patch.object(estimators, "stage_weights", WEIGHTS[variant]):
+                estimate = ec.estimate(sampler)
+            low, high = estimate.confidence_interval(0.95)
+            out[index, column] = estimate.value[0], low[0], high[0]
+    return out
+
+
+def rows_for(pool_name: str, repeats: int, jobs: int) -> list[dict]:
+    pool, measure = load(pool_name), ec.get_measure("f1")
+    truth = float(measure.g(ec.true_risk(pool, measure))[0])
+    seeds = np.random.SeedSequence(2021).spawn(repeats)  # simulate()'s runs, default_sampler's
+    with ProcessPoolExecutor(jobs) as executor:
+        runs = np.stack(list(executor.map(one_run, [pool_name] * repeats, seeds)))
+    rng = np.random.default_rng(0)
+    rows = []
+    for index, checkpoint in enumerate(CHECKPOINTS):
+        for column, variant in enumerate(VARIANTS):
+            value, low, high = runs[:, index, column].T
+            error = (value - truth) ** 2
+            boot = rng.choice(error, (1000, repeats)).mean(axis=1)
+            rows.append(
+                {
+                    "pool": pool_name,
+                    "sampler": variant,
+                    "n_labels": checkpoint,
+                    "repeats": repeats,
+                    "mse": error.mean(),
+                    "mse_low": np.quantile(boot, 0.025),
+                    "mse_high": np.quantile(boot, 0.975),
+                    "coverage": np.mean((low <= truth) & (truth <= high)),
+                    "width": np.median(high - low),
+                }
+            )
+    return rows
+
+
+def write_markdown(table: pd.DataFrame, path: Path) -> None:
+    lines = [
+        "# Weighing Des Raj's terms in the default AIS (F1)",
+        "",
+        "Made by `python benchmarks/term_weights.py` (the script's docstring says what each "
+        "weighting is). The same draws read three ways: `ratio` is the variant's MSE over "
+        "the default's (`a_s rho_s`) at the same pool and budget.",
+    ]
+    for pool_name, rows in table.groupby("pool", sort=False):
+        lines += ["", f"## {pool_name}", ""]
+        lines += ["| weights | labels | runs | MSE | 95% CI | coverage | median width | ratio |"]
+        lines += ["|---|---|---|---|---|---|---|---|"]
+        default = rows[rows.sampler == VARIANTS[0]].set_index("n_labels").mse
+        for row in rows.sort_values(["n_labels", "sampler"]).itertuples():
+            lines.append(
+                f"| {row.sampler} | {row.n_labels} | {row.repeats} | {row.mse:.2e} | "
+                f"{row.mse_low:.2e}-{row.mse_high:.2e} | {row.coverage:.2f} | "
+                f"{row.width:.3f} | {row.mse / default[row.n_labels]:.3g} |"
+            )
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    args = resumable.parse(__doc__.splitlines()[0], 100, OUT)
+    pools = args.pools.split(",") if args.pools else POOLS
+    skip = {pool for pool, _ in resumable.done(args)}
+    for pool_name in pools:
+        if pool_name in skip:
+            continue
+        rows = pd.DataFrame(rows_for(pool_name, args.repeats, args.jobs))
+        if args.out.exists():
+            earlier = pd.read_csv(args.out)
+            rows = pd.concat([earlier[earlier.pool != pool_name], rows], ignore_index=True)
+        rows.to_csv(args.out, index=False)
+        write_markdown(rows, args.out.with_suffix(".md"))
+        print(f"{pool_name}: done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
