@@ -8,7 +8,7 @@ found there (the weight of a find in Des Raj's term, 1 / (N q'_s(x)),
 estimate). Seed 2021 as in default_sampler.py. Written to benchmarks/results/allocation.md.
 
     python benchmarks/allocation.py [--pool "abt-buy (prob)"] [--runs 10] [--labels 1000]
-        [--samplers ais,ais-block,is]
+        [--samplers ais,ais-item,ais-block,is]
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--pool", default="abt-buy (prob)")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--labels", type=int, default=1000)
-    parser.add_argument("--samplers", default="ais,ais-block,is")
+    parser.add_argument("--samplers", default="ais,ais-item,ais-block,is")
     args = parser.parse_args()
     pool = load(args.pool)
     prob, where = pool.prob[:, 1], ranges(pool.prob[:, 1])
