@@ -261,11 +261,7 @@ def main() -> None:
                 continue
             start = time.perf_counter()
             frame = pd.DataFrame(rows_for(pool_name, pool, sampler, args.repeats, args.jobs))
-            if args.out.exists():
-                earlier = pd.read_csv(args.out)
-                same = (earlier.pool == pool_name) & (earlier.sampler == sampler)
-                frame = pd.concat([earlier[~same], frame], ignore_index=True)
-            frame.to_csv(args.out, index=False)
+            frame = resumable.save(frame, args.out)
             write_markdown(args.out, args.repeats)
             print(frame.tail(len(CHECKPOINTS)).to_string(index=False), flush=True)
             print(f"# {pool_name} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)

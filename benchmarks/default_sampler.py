@@ -214,11 +214,7 @@ def main() -> None:
             pool = pool or load(pool_name)
             start = time.perf_counter()
             frame = pd.DataFrame(rows_for(pool_name, pool, name, args.repeats, args.jobs))
-            if args.out.exists():
-                earlier = pd.read_csv(args.out)
-                same = (earlier.pool == pool_name) & (earlier.sampler == name)
-                frame = pd.concat([earlier[~same], frame], ignore_index=True)
-            frame.to_csv(args.out, index=False)
+            frame = resumable.save(frame, args.out)
             for row in frame.tail(len(CHECKPOINTS)).to_dict("records"):
                 print(json.dumps(row), flush=True)
             print(f"# {pool_name} {name}: {time.perf_counter() - start:.0f} s", flush=True)

@@ -132,15 +132,7 @@ def main() -> None:
                             pool_name, pool, measure, sampler, args.repeats, args.jobs, passive_mse
                         )
                     )
-                    if args.out.exists():
-                        earlier = pd.read_csv(args.out)
-                        same = (
-                            (earlier.pool == pool_name)
-                            & (earlier.measure == measure)
-                            & (earlier.sampler == sampler)
-                        )
-                        frame = pd.concat([earlier[~same], frame], ignore_index=True)
-                    frame.to_csv(args.out, index=False)
+                    resumable.save(frame, args.out, ("pool", "measure", "sampler"))
                     write_markdown(args.out, args.repeats)
                     print(
                         f"# {pool_name} {measure} {sampler}: {time.perf_counter() - start:.0f} s",

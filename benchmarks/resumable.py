@@ -1,6 +1,6 @@
 """The command line the resumable benchmarks share (``coverage.py``, ``default_sampler.py``):
-each (pool, sampler) configuration is appended to the results file as it finishes, and
-``--resume`` skips those already there."""
+each (pool, sampler) configuration is appended to the results file as it finishes
+(``save``), and ``--resume`` skips those already there."""
 
 from __future__ import annotations
 
@@ -37,3 +37,15 @@ def done(args: argparse.Namespace) -> set[tuple[str, str]]:
     if not (args.resume and args.out.exists()):
         return set()
     return set(pd.read_csv(args.out)[["pool", "sampler"]].itertuples(index=False))
+
+
+def save(frame: pd.DataFrame, path: Path, keys: tuple[str, ...] = ("pool", "sampler")):
+    """Write ``frame``'s rows to ``path`` in place of the earlier rows of its configurations
+    (the ``keys`` values its rows hold), after the others; returns the whole table."""
+    if path.exists():
+        earlier = pd.read_csv(path)
+        fresh = pd.MultiIndex.from_frame(frame[list(keys)].drop_duplicates())
+        same = pd.MultiIndex.from_frame(earlier[list(keys)]).isin(fresh)
+        frame = pd.concat([earlier[~same], frame], ignore_index=True)
+    frame.to_csv(path, index=False)
+    return frame
