@@ -83,13 +83,13 @@ def rows_for(pool_name: str, repeats: int, jobs: int) -> list[dict]:
     seeds = np.random.SeedSequence(2021).spawn(repeats)  # simulate()'s runs, default_sampler's
     with ProcessPoolExecutor(jobs) as executor:
         runs = np.stack(list(executor.map(one_run, [pool_name] * repeats, seeds)))
-    rng = np.random.default_rng(0)
+    resamples = np.random.default_rng(0).integers(repeats, size=(1000, repeats))  # paired
     rows = []
     for index, checkpoint in enumerate(CHECKPOINTS):
         for column, variant in enumerate(VARIANTS):
             value, low, high = runs[:, index, column].T
             error = (value - truth) ** 2
-            boot = rng.choice(error, (1000, repeats)).mean(axis=1)
+            boot = error[resamples].mean(axis=1)
             rows.append(
                 {
                     "pool": pool_name,
@@ -112,7 +112,8 @@ def write_markdown(table: pd.DataFrame, path: Path) -> None:
         "",
         "Made by `python benchmarks/term_weights.py` (the script's docstring says what each "
         "weighting is). The same draws read three ways: `ratio` is the variant's MSE over "
-        "the default's (`a_s rho_s`) at the same pool and budget.",
+        "the default's (`a_s rho_s`) at the same pool and budget; the 95% bootstrap "
+        "intervals resample the same runs for every variant.",
     ]
     for pool_name, rows in table.groupby("pool", sort=False):
         lines += ["", f"## {pool_name}", ""]
@@ -136,11 +137,7 @@ def main() -> None:
         if pool_name in skip:
             continue
         rows = pd.DataFrame(rows_for(pool_name, args.repeats, args.jobs))
-        if args.out.exists():
-            earlier = pd.read_csv(args.out)
-            rows = pd.concat([earlier[earlier.pool != pool_name], rows], ignore_index=True)
-        rows.to_csv(args.out, index=False)
-        write_markdown(rows, args.out.with_suffix(".md"))
+        write_markdown(resumable.save(rows, args.out), args.out.with_suffix(".md"))
         print(f"{pool_name}: done", flush=True)
 
 
