@@ -36,7 +36,7 @@ from evalcore.simulate import coverage_interval
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
-from coverage import BUDGET, CHECKPOINTS, load  # noqa: E402
+from coverage import CHECKPOINTS, load  # noqa: E402
 
 OUT = HERE / "results" / "occam_window.csv"
 CONFIGURATIONS = [
@@ -67,8 +67,7 @@ def one_run(pool_name: str, sampler_name: str, seed) -> np.ndarray:
     """(checkpoints, 6): estimate, both intervals' limits and w."""
     pool = load(pool_name)
     measure = ec.get_measure("f1")
-    options = {"budget": BUDGET} if sampler_name == "bernoulli" else {}
-    sampler = ec.make_sampler(sampler_name, pool, measure, seed, **options)
+    sampler = ec.make_sampler(sampler_name, pool, measure, seed)
     out = np.full((len(CHECKPOINTS), 6), np.nan)
     for index, checkpoint in enumerate(CHECKPOINTS):
         while sampler.n_labels < checkpoint:
