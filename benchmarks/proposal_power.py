@@ -13,11 +13,12 @@ q(x) ∝ p̂(x)^gamma:
   (Cauchy-Schwarz); seed 003's form for a stochastic oracle, sqrt(sum_y pi ||Dg l||^2);
 * gamma > 1 puts the labels on the likelier items faster than p̂ does.
 
-For each gamma and budget the estimate's variance sum_s (1/V_s)^2 var_s / (sum_s 1/V_s)^2 is
-computed exactly given the order in which items were labelled (three orders drawn from the
-proposal, averaged), with var_s the term's variance given the labels: the pool's real labels,
-and 1,000 sets of labels redrawn from p̂ (their mean is the variance p̂ itself expects; the
-median, what a typical pool drawn from p̂ gets). "F1 units" multiplies by (dF1/dFN)^2 at the
+For each gamma and budget the estimate's variance is sum_s (1/V_s)^2 var_s / (sum_s 1/V_s)^2
+along an order in which the items are labelled (the terms' errors are martingale differences;
+three orders drawn from the proposal, averaged), with var_s the s-th term's variance given the
+labels and the items then unlabelled. The labels: the pool's real ones, and 1,000 sets redrawn
+from p̂ (their mean is the variance p̂ itself expects; the median, what a typical pool drawn
+from p̂ gets). "F1 units" multiplies by (dF1/dFN)^2 at the
 pool's true counts (the linearisation), to set beside default_sampler.md's MSEs. No sampler of
 the engine runs here. The pools are default_sampler.py's whose p̂ claims to be calibrated:
 abt-buy (prob), sharp_calibrated, and over_confident (true), the over-confident pool with the
