@@ -74,7 +74,8 @@ def labelling_order(prob, gamma, budget, rng):
 def variance(labels, stage_weight, order, per_item):
     """The weighted estimate's variance for each row of ``labels`` (K, N): the term at
     stage s has variance sum_U y / q_s - (sum_U y)^2."""
-    found_before = np.cumsum(labels[:, order], axis=1) - labels[:, order]
+    drawn = labels[:, order]
+    found_before = np.cumsum(drawn, axis=1) - drawn
     remaining = labels.sum(axis=1, keepdims=True) - found_before
     second = labels @ per_item - (remaining**2 * stage_weight**2).sum(axis=1)
     return second / stage_weight.sum() ** 2

@@ -1,6 +1,6 @@
 """The command line the resumable benchmarks share (``coverage.py``, ``default_sampler.py``):
-each (pool, sampler) configuration is appended to the results file as it finishes
-(``save``), and ``--resume`` skips those already there."""
+each (pool, sampler) configuration's rows are written to the results file as it finishes, in
+place of its earlier ones (``save``), and ``--resume`` skips those already there."""
 
 from __future__ import annotations
 
