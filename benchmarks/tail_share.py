@@ -59,6 +59,8 @@ def one_run(pool_name: str, scale: float, seed) -> np.ndarray:
     """(checkpoints, 3): estimate, low and high limits of one run."""
     pool, measure = pool_named(pool_name), ec.get_measure("f1")
     sampler = ec.make_sampler("is", pool, measure, seed)
+    # a probe: the fixed proposal's values rescaled in place and its cells rebuilt, as
+    # StaticISSampler.__init__ builds them
     tail = (pool.y_pred == 0) & (pool.prob[:, 1] < TAIL)
     values = np.array(sampler._values, dtype=float)
     values[tail] *= scale
