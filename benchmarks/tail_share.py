@@ -83,26 +83,10 @@ def rows_for(pool_name: str, scale: float, repeats: int, jobs: int) -> list[dict
     with ProcessPoolExecutor(jobs) as executor:
         runs = executor.map(one_run, [pool_name] * repeats, [scale] * repeats, seeds)
         runs = np.stack(list(runs))
-    resamples = np.random.default_rng(0).integers(repeats, size=(1000, repeats))
-    rows = []
-    for index, checkpoint in enumerate(CHECKPOINTS):
-        value, low, high = runs[:, index].T
-        error = (value - truth) ** 2
-        boot = error[resamples].mean(axis=1)
-        rows.append(
-            {
-                "pool": pool_name,
-                "sampler": f"is x{scale:g}",
-                "n_labels": checkpoint,
-                "repeats": repeats,
-                "mse": error.mean(),
-                "mse_low": np.quantile(boot, 0.025),
-                "mse_high": np.quantile(boot, 0.975),
-                "coverage": np.mean((low <= truth) & (truth <= high)),
-                "width": np.median(high - low),
-            }
-        )
-    return rows
+    return [
+        resumable.checkpoint_row(pool_name, f"is x{scale:g}", checkpoint, runs[:, index], truth)
+        for index, checkpoint in enumerate(CHECKPOINTS)
+    ]
 
 
 def family_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -146,15 +130,7 @@ def write_markdown(table: pd.DataFrame, path: Path) -> None:
     ]
     for pool_name, rows in table[~table.pool.str.startswith(FAMILY)].groupby("pool", sort=False):
         lines += ["", f"## {pool_name}", ""]
-        lines += ["| sampler | labels | runs | MSE | 95% CI | coverage | median width | ratio |"]
-        lines += ["|---|---|---|---|---|---|---|---|"]
-        base = rows[rows.sampler == "is x1"].set_index("n_labels").mse
-        for row in rows.sort_values(["n_labels", "sampler"], ascending=[True, False]).itertuples():
-            lines.append(
-                f"| {row.sampler} | {row.n_labels} | {row.repeats} | {row.mse:.2e} | "
-                f"{row.mse_low:.2e}-{row.mse_high:.2e} | {row.coverage:.2f} | "
-                f"{row.width:.3f} | {row.mse / base.get(row.n_labels, np.nan):.2f} |"
-            )
+        lines += resumable.mse_table(rows, "sampler", "is x1")
     family = family_rows(table)
     if not family.empty:
         lines += ["", f"## {FAMILY}, {FAMILY_RUNS} runs per realisation", ""]

@@ -83,27 +83,11 @@ def rows_for(pool_name: str, repeats: int, jobs: int) -> list[dict]:
     seeds = np.random.SeedSequence(2021).spawn(repeats)  # simulate()'s runs, default_sampler's
     with ProcessPoolExecutor(jobs) as executor:
         runs = np.stack(list(executor.map(one_run, [pool_name] * repeats, seeds)))
-    resamples = np.random.default_rng(0).integers(repeats, size=(1000, repeats))  # paired
-    rows = []
-    for index, checkpoint in enumerate(CHECKPOINTS):
-        for column, variant in enumerate(VARIANTS):
-            value, low, high = runs[:, index, column].T
-            error = (value - truth) ** 2
-            boot = error[resamples].mean(axis=1)
-            rows.append(
-                {
-                    "pool": pool_name,
-                    "sampler": variant,
-                    "n_labels": checkpoint,
-                    "repeats": repeats,
-                    "mse": error.mean(),
-                    "mse_low": np.quantile(boot, 0.025),
-                    "mse_high": np.quantile(boot, 0.975),
-                    "coverage": np.mean((low <= truth) & (truth <= high)),
-                    "width": np.median(high - low),
-                }
-            )
-    return rows
+    return [
+        resumable.checkpoint_row(pool_name, variant, checkpoint, runs[:, index, column], truth)
+        for index, checkpoint in enumerate(CHECKPOINTS)
+        for column, variant in enumerate(VARIANTS)
+    ]
 
 
 def write_markdown(table: pd.DataFrame, path: Path) -> None:
@@ -117,15 +101,7 @@ def write_markdown(table: pd.DataFrame, path: Path) -> None:
     ]
     for pool_name, rows in table.groupby("pool", sort=False):
         lines += ["", f"## {pool_name}", ""]
-        lines += ["| weights | labels | runs | MSE | 95% CI | coverage | median width | ratio |"]
-        lines += ["|---|---|---|---|---|---|---|---|"]
-        default = rows[rows.sampler == VARIANTS[0]].set_index("n_labels").mse
-        for row in rows.sort_values(["n_labels", "sampler"]).itertuples():
-            lines.append(
-                f"| {row.sampler} | {row.n_labels} | {row.repeats} | {row.mse:.2e} | "
-                f"{row.mse_low:.2e}-{row.mse_high:.2e} | {row.coverage:.2f} | "
-                f"{row.width:.3f} | {row.mse / default[row.n_labels]:.3g} |"
-            )
+        lines += resumable.mse_table(rows, "weights", VARIANTS[0])
     path.write_text("\n".join(lines) + "\n")
 
 
