@@ -101,9 +101,9 @@ def family_rows(table: pd.DataFrame) -> pd.DataFrame:
         if mse.empty:
             continue
         resamples = rng.integers(len(mse), size=(2000, len(mse)))
+        base = mse["is x1"].to_numpy()[resamples].mean(axis=1)
         for sampler in mse.columns:
             boot = mse[sampler].to_numpy()[resamples].mean(axis=1)
-            base = mse["is x1"].to_numpy()[resamples].mean(axis=1)
             mine = at[at.sampler == sampler]
             rows.append(
                 {
