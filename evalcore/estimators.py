@@ -385,7 +385,9 @@ def estimate_is_rao_blackwellised(
     1 when None, weighs the terms further (``stage_weights``); the covariance then has
     a_s rho_s in place of a_s. ``control`` (``model_control``), where given, adds the oracle
     model's predictions as control variates to the terms (``controlled_terms``); the
-    covariance's n - 1 is then n - 1 - k for the k coefficients fitted.
+    covariance's n - 1 is then n - 1 - k for the k coefficients fitted. Where the controlled
+    terms put the measure outside its range or leave it undefined (``_within_range``), the
+    terms are kept without them.
     """
     n = len(weight)
     if n == 0:
@@ -396,15 +398,31 @@ def estimate_is_rao_blackwellised(
     risk = a @ terms / a.sum()
     fitted = 0
     if control is not None and n >= 2 and measure.undefined_reason(risk) is None:
-        terms, fitted = controlled_terms(
+        controlled, k = controlled_terms(
             terms, a, control, weight, labelled_share, n_pool, risk, measure
         )
-        risk = a @ terms / a.sum()
+        controlled_risk = a @ controlled / a.sum()
+        if _within_range(controlled_risk, measure):
+            terms, fitted, risk = controlled, k, controlled_risk
     factor = None
     if n >= 2 + fitted:
         factor = (terms - risk) * (a * np.sqrt(n / (n - 1.0 - fitted)) / a.sum())[:, None]
     reason = "one label is not enough for a variance"
     return _from_risk(risk, measure, n, n_draws, factor, variance_reason=reason)
+
+
+def _within_range(risk: np.ndarray, measure: Measure) -> bool:
+    """Whether the measure is defined at ``risk`` and inside its ``value_range``. The control
+    coefficients are fitted on the terms themselves, and from the first few terms they can be
+    far off: on the products demo, 9 of 40 default AIS sessions after 4 answers (1-3 of them
+    positive) had a controlled R with a negative component, so F1 read as undefined ("no
+    positive ... labelled yet"). ``estimate_is_rao_blackwellised`` then keeps the terms
+    without control variates."""
+    if measure.undefined_reason(risk) is not None:
+        return False
+    value = measure.g(risk)
+    low, high = measure.value_range
+    return bool(np.all(np.isfinite(value)) and np.all((low <= value) & (value <= high)))
 
 
 def stage_weights(sampler, measure: Measure, risk: np.ndarray) -> np.ndarray | None:
