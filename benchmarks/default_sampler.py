@@ -78,6 +78,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-flat": ("ais", {"block_share": None}),
     "ais-flat-sd6": ("ais", {"block_share": None, "block_sd": 6.0}),
     "ais-item": ("ais", {"oracle_model": "item"}),
+    "ais-unbounded": ("ais", {"bound_find_effect": False}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -85,7 +86,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
 BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
-CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain")
+CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded")
 CHECKPOINTS = (500, 1000, 2000)
 
 

@@ -641,6 +641,16 @@ class AISSampler(ImportanceSampler):
     model's predictions before each new draw are recorded, and estimates take them as
     control variates (``estimators.controlled_terms``); False estimates as before. Either
     way the draws are the same.
+
+    ``bound_find_effect`` (default True; the mixture at a fixed ``block_share`` only) lowers
+    the item-level component's values to their floor in the cells where a single find would
+    move the estimate past the end of the measure's range (``floored_cells``): at t
+    answers, a find drawn with probability q counts as 1 / ((t + 1) q) items, and where the
+    classifier's probabilities are sharp that is thousands of items in their bulk. There a
+    find adds an error as large as the measure's room rather than a variance, so, unlike the
+    variance Prop. 4 minimises, the error grows with q. As t grows the cells leave this
+    regime one by one; the tree's share keeps looking everywhere. False: Prop. 4's values in
+    every cell (AIS sessions saved before 2026-11-26 replay that way).
     """
 
     separate_labelled = True
@@ -668,8 +678,10 @@ class AISSampler(ImportanceSampler):
         block_sd=None,
         control_variate=True,
         flat_tree=True,
+        bound_find_effect=True,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
+        self.bound_find_effect = bound_find_effect
         self.control_variate = control_variate and self.n_codes_ <= MAX_CONTROL_CODES
         if not 0 <= defensive < 1:
             raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
@@ -776,10 +788,80 @@ class AISSampler(ImportanceSampler):
         if self.block_share is None:
             self.block_share_ = self._block_share(item, block)
         share = self.block_share_
+        if self.bound_find_effect and self.block_share is not None:
+            item = self._without_saturated(item, block, share, responses[0])
         self.response_ = (1 - share) * responses[0] + share * responses[1]
         cells = (1 - share) * item[0] / item[2] + share * block[0] / block[2]
         self._labelled = (1 - share) * item[1] / item[2] + share * block[1] / block[2]
         return cells
+
+    def find_reach(self, R: np.ndarray) -> np.ndarray:
+        """Per code c: max over classes y of |Dg(R) l(c, y)| / room(c, y), where room is
+        how far the measure g(R) can move in the direction a find of class y at code c
+        moves it before it reaches the end of ``value_range`` (for measures of several
+        components, ||Dg(R) l(c, y)|| over the width of the range). 0 where no class moves
+        the measure; 0 where the measure already sits at the bound a find would push it
+        past (to first order it cannot move there)."""
+        low, high = self.measure.value_range
+        table = self.measure.loss_table(self.n_codes_, self.pool.n_classes)
+        projected = table @ self.measure.dense_jacobian(R).T  # (codes, C, m)
+        if self.measure.m == 1:
+            signed, value = projected[:, :, 0], float(self.measure.g(R)[0])
+            room = np.where(signed < 0, value - low, high - value)
+            moves = np.abs(signed)
+        else:
+            moves = np.linalg.norm(projected, axis=2)
+            room = np.full(moves.shape, high - low)
+        reach = np.divide(moves, room, out=np.zeros_like(moves), where=(moves > 0) & (room > 0))
+        return reach.max(axis=1)
+
+    def floored_cells(self, item, block, share: float, response: np.ndarray) -> np.ndarray:
+        """The cells whose item-level value ``bound_find_effect`` lowers to its floor: where
+        one find would move the estimate past the end of the measure's range, unless the
+        lowering would leave the draws the model expects there moving it that far.
+
+        ``item``, ``block``: the components' ``_values_under``; ``share``: the tree's;
+        ``response``: the item-level model's pi_t(y|x), from which R_t is taken. Let q_c be
+        the mixture's probability of each unlabelled item of cell c for the next new draw
+        (restricted to the unlabelled items), q'_c the tree's part of it, r_c the cell's
+        ``find_reach`` and s = N (t + 1) after t answers.
+
+        * A find drawn with q enters the estimate of R as one of t + 1 Des Raj terms,
+          l / (N q) (seed 003 eq. 1, repeated draws replaced by their expectation), so to
+          first order it moves the measure by Dg(R_t) l / (N (t + 1) q). Prop. 4's proposal
+          minimises the variance of that linearisation, which falls as q grows. Where the
+          move exceeds the room the measure has, r_c > s q_c, the estimate cannot follow:
+          a find adds an error about as large as that room, with a chance that grows with
+          q, so there the error grows with q and the linearised variance misleads.
+        * The item-level model's predictions are control variates
+          (``estimators.controlled_terms``), so every draw there, find or not, moves the
+          estimate by about p_c times what a find would, p_c = sum_y pi(y|x) 1[l(c, y) != 0]
+          the model's chance of an answer with a loss. The cut leaves the cell the tree's
+          share, so it is made only where those moves stay within the room at q'_c:
+          p_c r_c <= s q'_c. (Early in a session, on pools with many moderate
+          probabilities, most cells are saturated, and cutting them all made the tree's
+          draws there swing the estimate below 0.)
+        """
+        cells, _, total, _ = item
+        tree = share * block[0] / block[2]
+        q = (1 - share) * cells / total + tree
+        scale = self.pool.n_pool * (self.n_labels + 1) / (q @ self.cell_unlabelled_)
+        reach = self.find_reach(self.model_risk(response))[self.cell_code_]
+        chance = np.sum(self._nonzero[self.cell_code_] * response, axis=1)
+        return (reach > scale * q) & (chance * reach <= scale * tree)
+
+    def _without_saturated(self, item, block, share, response):
+        """The item-level component's ``_values_under`` with Prop. 4's value lowered to its
+        floor, eps_t sum_y pi(y|x) 1[l != 0], in the ``floored_cells``. The tree's component
+        is kept whole, so the proposal keeps looking there in its share (and Theorem 1's
+        floor holds)."""
+        floored = self.floored_cells(item, block, share, response)
+        if not floored.any():
+            return item
+        cells, labelled, _, sq_norm = item
+        floor = self.epsilon_t * np.sum(self._nonzero[self.cell_code_] * response, axis=1)
+        cells = np.where(floored, floor, cells)
+        return cells, labelled, float(cells @ self.cell_unlabelled_ + labelled.sum()), sq_norm
 
     def _block_share(self, item, block) -> float:
         """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1 w, 0.9] ([0.1 w,

@@ -76,6 +76,7 @@ _LATER_OPTIONS = {
         "model_averaging": (True, False),
         "block_share": (0.1, None),
         "flat_tree": (True, False),
+        "bound_find_effect": (True, False),
     },
     "ais-1": {"batch_repeats": (True, False)},
     "bernoulli": {"oracle_model": ("mixture", "block"), "model_averaging": (True, False)},
@@ -88,7 +89,8 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     before labelled items were kept apart draw the next unlabelled item by rejection, AIS
     and Bernoulli sessions saved before the item-level model replay with the Dirichlet tree's
     block-level one, and AIS sessions saved before the mixture's tree was flat and its share
-    fixed replay with the share chosen after every answer on the tree of ``depth`` levels.
+    fixed replay with the share chosen after every answer on the tree of ``depth`` levels,
+    and AIS sessions saved before ``bound_find_effect`` with Prop. 4's values everywhere.
     Regression
     sessions (``pool`` a ``RegressionPool``) came later than all of these."""
     if isinstance(pool, RegressionPool):

@@ -263,12 +263,16 @@ def test_the_default_ais_proposal_mixes_the_item_and_block_proposals(options):
     q_block on the partition's 16 leaves under one root (or, as sessions saved before,
     on the depth-4 tree), with lambda 0.1 (or chosen in [0.1 w, 0.9], w the posterior
     probability that the classifier needs recalibrating; the weights are at most 10 times
-    the item-level proposal's), and a multi-class pool falls back to the block-level model."""
+    the item-level proposal's), and a multi-class pool falls back to the block-level model.
+    (Without ``bound_find_effect``, which changes the item-level component where a find
+    would saturate: tested below.)"""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
     tree = {"depth": 4} if options else {"depth": 1, "branching": 16}
     samplers = {
-        "mixture": ec.make_sampler("ais", pool, measure, 0, depth=4, **options),
+        "mixture": ec.make_sampler(
+            "ais", pool, measure, 0, depth=4, bound_find_effect=False, **options
+        ),
         "item": ec.make_sampler("ais", pool, measure, 0, depth=4, oracle_model="item"),
         "block": ec.make_sampler("ais", pool, measure, 0, oracle_model="block", **tree),
     }
@@ -332,9 +336,10 @@ def test_the_block_share_minimizes_the_draws_estimate_of_the_second_moment():
 
 def test_the_next_term_criterion_evaluates_each_answer_once_under_the_unlabelled_proposal():
     """``share_criterion="next_term"``: the restricted mixture at share lambda is the pmf over
-    the unlabelled items of a sampler with the tree's share fixed at lambda and the same
-    answers; the criterion is (1/n) sum_s (1 - q_s(L_s)) w_s u_s^2 / q'_lambda(x_s) over the
-    labelled items, recomputed here item by item, and its minimizer is the share used."""
+    the unlabelled items of a sampler with the tree's share fixed at lambda (and, as the
+    chosen share, without ``bound_find_effect``) and the same answers; the criterion is
+    (1/n) sum_s (1 - q_s(L_s)) w_s u_s^2 / q'_lambda(x_s) over the labelled items,
+    recomputed here item by item, and its minimizer is the share used."""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
     sampler = ec.make_sampler(
@@ -350,7 +355,9 @@ def test_the_next_term_criterion_evaluates_each_answer_once_under_the_unlabelled
     item, _ = (sampler._values_under(sampler.cell_response(m)) for m in ("item", "block"))
     u2 = item[3][sampler.codes_[labelled], pool.y_true[labelled]]
     for k in (0, 16, 32):
-        fixed = ec.make_sampler("ais", pool, measure, 3, depth=4, block_share=grid[k])
+        fixed = ec.make_sampler(
+            "ais", pool, measure, 3, depth=4, block_share=grid[k], bound_find_effect=False
+        )
         for x in labelled:
             fixed._pending = ec.samplers.Proposal(int(x), 0.5, 1.0, None)
             fixed.record(pool.y_true[x])
@@ -413,3 +420,91 @@ def test_the_tree_explores_in_proportion_to_the_evidence_against_the_probabiliti
         assert share[name] == pytest.approx(0.1 * weight[name])
     assert weight["calibrated"] < 0.5 < weight["over-confident"]
     assert share["calibrated"] < share["over-confident"] / 2
+
+
+@pytest.mark.parametrize("measure_name", ["f1", "precision", "mcc", "pr_curve:3"])
+def test_a_finds_reach_is_its_first_order_move_over_the_room_the_measure_has(measure_name):
+    """Reference by central differences: a find of class y at code c moves R along
+    l(c, y); its reach is the measure's rate of change along it over how far the measure can
+    go before the end of its range in that direction (the range's width for measures of
+    several components)."""
+    pool = synthetic_pool(n=3000, positive_rate=0.02, seed=8, separation=3.0)
+    measure = ec.get_measure(measure_name)
+    sampler = ec.make_sampler("ais", pool, measure, 2, depth=4)
+    answer(sampler, pool, 30)
+    R = sampler.model_risk(sampler.cell_response("item"))
+    value = measure.g(R)
+    low, high = measure.value_range
+    table = measure.loss_table(sampler.n_codes_, pool.n_classes)
+    h = 1e-7 * np.abs(R).max()
+    reach = np.zeros(sampler.n_codes_)
+    for c in range(sampler.n_codes_):
+        for y in range(pool.n_classes):
+            move = (measure.g(R + h * table[c, y]) - measure.g(R - h * table[c, y])) / (2 * h)
+            if measure.m == 1:
+                room = value[0] - low if move[0] < 0 else high - value[0]
+            else:
+                room = high - low
+            if np.linalg.norm(move) > 1e-9 and room > 0:
+                reach[c] = max(reach[c], np.linalg.norm(move) / room)
+    assert reach.max() > 0
+    np.testing.assert_allclose(sampler.find_reach(R), reach, rtol=1e-5)
+
+
+def test_the_floored_cells_are_saturated_and_stay_calm_on_the_trees_share():
+    """Recomputed item by item from the pmf: a cell is floored when a find there, one of
+    t + 1 terms at the next draw's probability q(x) (the mixture restricted to the
+    unlabelled items), moves F1 past its room, reach > N (t + 1) q(x), and the draws the
+    model expects there (chance p of an answer with a loss) would not do so at the tree's
+    part of q(x) alone: p reach <= N (t + 1) q_tree(x)."""
+    rng = np.random.default_rng(9)
+    z = np.concatenate([rng.normal(-9.0, 1.0, 2500), rng.normal(-1.0, 1.5, 500)])
+    y = (rng.random(len(z)) < expit(z)).astype(int)
+    pool = ec.Pool.from_arrays(z, y_true=y, prob=expit(z))
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 2, depth=4, bound_find_effect=False)
+    answer(sampler, pool, 5)
+    sampler.pmf_of(np.arange(1))
+    response = [sampler.cell_response(m) for m in ("item", "block")]
+    item, block = (sampler._values_under(r) for r in response)
+    share = sampler.block_share_
+    unlabelled = sampler.labels_ < 0
+    cell = sampler.cell_of_[unlabelled]
+    q = sampler.pmf()[unlabelled]  # the mixture, unbounded, item by item
+    tree = share * block[0][cell] / block[2] / q.sum()
+    q = q / q.sum()
+    reach = sampler.find_reach(sampler.model_risk(response[0]))[sampler.cell_code_[cell]]
+    chance = np.where(pool.y_pred[unlabelled] == 1, 1.0, response[0][cell, 1])
+    scale = pool.n_pool * (sampler.n_labels + 1)
+    expected = (reach > scale * q) & (chance * reach <= scale * tree)
+    floored = sampler.floored_cells(item, block, share, response[0])
+    np.testing.assert_array_equal(floored[cell], expected)
+    assert 0 < expected.sum() < len(expected)
+    assert (reach > scale * q).sum() > expected.sum()  # some saturated cells are not calm
+
+
+def test_the_item_level_proposal_keeps_only_its_floor_where_a_find_would_saturate():
+    """A sharp pool: 20,000 items, the bulk at p̂ ~ 5e-5. Early on, a find in the bulk would
+    count for thousands of false negatives and move F1 past 0, so the item-level component
+    leaves it its floor and the proposal there is the tree's share (and the floor); without
+    ``bound_find_effect`` the item-level component follows Prop. 4 there too."""
+    rng = np.random.default_rng(4)
+    z = np.concatenate([rng.normal(-10.0, 1.0, 19_800), rng.normal(1.0, 2.0, 200)])
+    y = (rng.random(len(z)) < expit(z)).astype(int)
+    pool = ec.Pool.from_arrays(z, y_true=y, prob=expit(z))
+    measure = ec.get_measure("f1")
+    pmf = {}
+    for bound in (True, False):
+        sampler = ec.make_sampler("ais", pool, measure, 0, bound_find_effect=bound)
+        answer(sampler, pool, 50)
+        pmf[bound] = sampler.pmf()
+        response = [sampler.cell_response(m) for m in ("item", "block")]
+        item, block = (sampler._values_under(r) for r in response)
+        share = sampler.block_share_
+        if bound:
+            cells = sampler.floored_cells(item, block, share, response[0])
+            tail = cells[sampler.cell_of_] & (sampler.labels_ < 0)
+            tree = share * block[0][sampler.cell_of_] / block[2]
+    assert tail.sum() > 10_000
+    assert pmf[True][tail].sum() < 1.001 * tree[tail].sum() + 1e-6
+    assert pmf[False][tail].sum() > 5 * pmf[True][tail].sum()
