@@ -795,22 +795,21 @@ class AISSampler(ImportanceSampler):
         self._labelled = (1 - share) * item[1] / item[2] + share * block[1] / block[2]
         return cells
 
-    def find_reach(self, R: np.ndarray) -> np.ndarray:
+    def find_reach(self, R: np.ndarray, sq_norm: np.ndarray) -> np.ndarray:
         """Per code c: max over classes y of |Dg(R) l(c, y)| / room(c, y), where room is
         how far the measure g(R) can move in the direction a find of class y at code c
         moves it before it reaches the end of ``value_range`` (for measures of several
-        components, ||Dg(R) l(c, y)|| over the width of the range). 0 where no class moves
-        the measure; 0 where the measure already sits at the bound a find would push it
-        past (to first order it cannot move there)."""
+        components, ||Dg(R) l(c, y)||, from ``sq_norm``, over the width of the range). 0
+        where no class moves the measure, and where the measure already sits at the bound a
+        find would push it past (to first order it cannot move there)."""
         low, high = self.measure.value_range
-        table = self.measure.loss_table(self.n_codes_, self.pool.n_classes)
-        projected = table @ self.measure.dense_jacobian(R).T  # (codes, C, m)
         if self.measure.m == 1:
-            signed, value = projected[:, :, 0], float(self.measure.g(R)[0])
+            table = self.measure.loss_table(self.n_codes_, self.pool.n_classes)
+            signed, value = table @ self.measure.dense_jacobian(R)[0], float(self.measure.g(R)[0])
             room = np.where(signed < 0, value - low, high - value)
             moves = np.abs(signed)
         else:
-            moves = np.linalg.norm(projected, axis=2)
+            moves = np.sqrt(sq_norm)
             room = np.full(moves.shape, high - low)
         reach = np.divide(moves, room, out=np.zeros_like(moves), where=(moves > 0) & (room > 0))
         return reach.max(axis=1)
@@ -842,11 +841,11 @@ class AISSampler(ImportanceSampler):
           probabilities, most cells are saturated, and cutting them all made the tree's
           draws there swing the estimate below 0.)
         """
-        cells, _, total, _ = item
+        cells, _, total, sq_norm = item
         tree = share * block[0] / block[2]
         q = (1 - share) * cells / total + tree
         scale = self.pool.n_pool * (self.n_labels + 1) / (q @ self.cell_unlabelled_)
-        reach = self.find_reach(self.model_risk(response))[self.cell_code_]
+        reach = self.find_reach(self.model_risk(response), sq_norm)[self.cell_code_]
         chance = np.sum(self._nonzero[self.cell_code_] * response, axis=1)
         return (reach > scale * q) & (chance * reach <= scale * tree)
 

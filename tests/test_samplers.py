@@ -433,6 +433,7 @@ def test_a_finds_reach_is_its_first_order_move_over_the_room_the_measure_has(mea
     sampler = ec.make_sampler("ais", pool, measure, 2, depth=4)
     answer(sampler, pool, 30)
     R = sampler.model_risk(sampler.cell_response("item"))
+    sq_norm = measure.sq_norm_dg_loss(R, sampler.n_codes_, pool.n_classes)
     value = measure.g(R)
     low, high = measure.value_range
     table = measure.loss_table(sampler.n_codes_, pool.n_classes)
@@ -448,7 +449,7 @@ def test_a_finds_reach_is_its_first_order_move_over_the_room_the_measure_has(mea
             if np.linalg.norm(move) > 1e-9 and room > 0:
                 reach[c] = max(reach[c], np.linalg.norm(move) / room)
     assert reach.max() > 0
-    np.testing.assert_allclose(sampler.find_reach(R), reach, rtol=1e-5)
+    np.testing.assert_allclose(sampler.find_reach(R, sq_norm), reach, rtol=1e-5)
 
 
 def test_the_floored_cells_are_saturated_and_stay_calm_on_the_trees_share():
@@ -473,7 +474,8 @@ def test_the_floored_cells_are_saturated_and_stay_calm_on_the_trees_share():
     q = sampler.pmf()[unlabelled]  # the mixture, unbounded, item by item
     tree = share * block[0][cell] / block[2] / q.sum()
     q = q / q.sum()
-    reach = sampler.find_reach(sampler.model_risk(response[0]))[sampler.cell_code_[cell]]
+    reach = sampler.find_reach(sampler.model_risk(response[0]), item[3])
+    reach = reach[sampler.cell_code_[cell]]
     chance = np.where(pool.y_pred[unlabelled] == 1, 1.0, response[0][cell, 1])
     scale = pool.n_pool * (sampler.n_labels + 1)
     expected = (reach > scale * q) & (chance * reach <= scale * tree)
