@@ -12,8 +12,12 @@ Samplers:
 * ``ais``: the default, AIS on a mixture of the item-level and block-level proposals, the
   block-level one on seed 003's one-level tree of the 256 leaves (``flat_tree``), at a fixed
   share of 0.1 (``block_share``), the item-level model averaged with the identity map by the
-  evidence (``oracle.ItemLevelModel``); its rows before 2026-11-26 were those of
-  ``ais-flat-0.1``, a candidate then;
+  evidence (``oracle.ItemLevelModel``), the item-level component kept to its floor where one
+  find would carry the estimate past F1's range (``bound_find_effect``); its rows before
+  2026-11-26 were those of ``ais-flat-0.1``, a candidate then;
+* ``ais-unbounded``: the default without ``bound_find_effect``, the default earlier on
+  2026-11-26 (its rows were ``ais``'s then, measured before the control variates were
+  dropped where they carry F1 out of [0, 1], ``estimators._within_range``);
 * ``ais-adaptive``: the default before 2026-11-26, the depth-8 binary tree in the mixture
   and its share chosen after every answer (``AISSampler._block_share``); variants of it
   measured earlier (the recalibration's MAP alone; a fixed share of one half; the item-level

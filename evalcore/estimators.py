@@ -414,9 +414,9 @@ def estimate_is_rao_blackwellised(
 def _within_range(risk: np.ndarray, measure: Measure) -> bool:
     """Whether the measure is defined at ``risk`` and inside its ``value_range``. The control
     coefficients are fitted on the terms themselves, and from the first few terms they can be
-    far off: on the products demo, 9 of 40 default AIS sessions after 4 answers (1-3 of them
-    positive) had a controlled R with a negative component, so F1 read as undefined ("no
-    positive ... labelled yet"). ``estimate_is_rao_blackwellised`` then keeps the terms
+    far off: on the products demo, 9 of 40 default AIS sessions had, after 4-5 answers with
+    a positive among them, a controlled R with a negative component, so F1 read as undefined
+    ("no positive ... labelled yet"). ``estimate_is_rao_blackwellised`` then keeps the terms
     without control variates."""
     if measure.undefined_reason(risk) is not None:
         return False

@@ -789,7 +789,7 @@ class AISSampler(ImportanceSampler):
             self.block_share_ = self._block_share(item, block)
         share = self.block_share_
         if self.bound_find_effect and self.block_share is not None:
-            item = self._without_saturated(item, block, share, responses[0])
+            item = self._with_floored_cells(item, block, share, responses[0])
         self.response_ = (1 - share) * responses[0] + share * responses[1]
         cells = (1 - share) * item[0] / item[2] + share * block[0] / block[2]
         self._labelled = (1 - share) * item[1] / item[2] + share * block[1] / block[2]
@@ -849,7 +849,7 @@ class AISSampler(ImportanceSampler):
         chance = np.sum(self._nonzero[self.cell_code_] * response, axis=1)
         return (reach > scale * q) & (chance * reach <= scale * tree)
 
-    def _without_saturated(self, item, block, share, response):
+    def _with_floored_cells(self, item, block, share, response):
         """The item-level component's ``_values_under`` with Prop. 4's value lowered to its
         floor, eps_t sum_y pi(y|x) 1[l != 0], in the ``floored_cells``. The tree's component
         is kept whole, so the proposal keeps looking there in its share (and Theorem 1's
