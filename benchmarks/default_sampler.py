@@ -6,7 +6,8 @@ labels, seed 003's setup (2^8 CSF blocks, deterministic oracle, seed 2021), on t
 on the synthetic pools of benchmarks/synthetic.py (sharp_calibrated: calibrated, sharp, a few
 false negatives at moderate probability; over_confident: probabilities far too sure; and, for
 reference, "over_confident (true)": the same pool, ranking and predictions with the
-probabilities its labels were drawn from, what a calibrated classifier would report).
+probabilities its labels were drawn from, what a calibrated classifier would report; and
+rare_calibrated: rare positives, calibrated probabilities).
 Samplers:
 
 * ``ais``: the default, AIS on a mixture of the item-level and block-level proposals, the
@@ -67,7 +68,7 @@ import synthetic  # noqa: E402
 
 OUT = HERE / "results" / "default_sampler.csv"
 POOLS = ["over_confident (prob)", "over_confident (true)", "sharp_calibrated (prob)"]
-POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k"]
+POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k", "rare_calibrated (prob)"]
 # the default before 2026-11-26: the depth-8 tree in the mixture, its share chosen after
 # every answer (AISSampler._block_share); the candidates below measured against it keep it
 ADAPTIVE = {"flat_tree": False, "block_share": None}
