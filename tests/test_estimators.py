@@ -3,6 +3,7 @@
 import copy
 import itertools
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -651,17 +652,19 @@ def test_bernoulli_control_variates_change_the_estimate_not_the_draws():
     assert ec.estimate(runs[True]).value[0] != ec.estimate(runs[False]).value[0]
 
 
+def products_pool():
+    """The products demo of ``sample_data``, as the app loads it."""
+    table = ec.read_table(Path(__file__).resolve().parent.parent / "sample_data" / "products.csv")
+    return ec.Pool.from_dataframe(table, ec.detect_mapping(table))
+
+
 def test_control_variates_that_carry_the_measure_out_of_its_range_are_dropped():
     """Regression: on the products demo, the default AIS's control coefficients fitted on
     the first 4-5 terms put F1's denominator below 0 in 9 of 40 sessions, and the estimate
     read "no positive and no predicted positive labelled yet" after positives had been
     labelled. Such terms are now kept without the controls: every estimate is a number in
     [0, 1] once a positive is labelled, and the controls still act where they stay in it."""
-    from pathlib import Path
-
-    products = Path(__file__).resolve().parent.parent / "sample_data" / "products.csv"
-    table = ec.read_table(products)
-    pool = ec.Pool.from_dataframe(table, ec.detect_mapping(table))
+    pool = products_pool()
     measure = ec.get_measure("f1")
     controlled = 0
     for seed in range(40):
@@ -684,11 +687,7 @@ def test_bernoulli_control_variates_that_carry_the_measure_out_of_its_range_are_
     """Regression, as for AIS above: on the products demo, 111 of the 1,735 estimates over
     the first 60 answers of 30 Bernoulli sessions (after a positive) were outside [0, 1] or
     undefined with the controls fitted; the round estimates without them never are."""
-    from pathlib import Path
-
-    products = Path(__file__).resolve().parent.parent / "sample_data" / "products.csv"
-    table = ec.read_table(products)
-    pool = ec.Pool.from_dataframe(table, ec.detect_mapping(table))
+    pool = products_pool()
     for seed in range(30):
         session = ec.Session(pool, "f1", "bernoulli", seed=seed, budget=200)
         for _ in range(60):
