@@ -754,11 +754,11 @@ class AISSampler(ImportanceSampler):
 
     def _values_under(self, response: np.ndarray):
         """Prop. 4's unnormalised values under one model: per cell, per labelled item
-        (deterministic), their total mass, and ||Dg(R_t) l(c, y)||^2 per code and class."""
+        (deterministic), their total mass, ||Dg(R_t) l(c, y)||^2 per code and class, and
+        R_t itself."""
         eps = self.epsilon_t
-        sq_norm = self.measure.sq_norm_dg_loss(
-            self.model_risk(response), self.n_codes_, self.pool.n_classes
-        )
+        risk = self.model_risk(response)
+        sq_norm = self.measure.sq_norm_dg_loss(risk, self.n_codes_, self.pool.n_classes)
         cells = _optimal_values(
             sq_norm[self.cell_code_],
             self._nonzero[self.cell_code_],
@@ -774,12 +774,12 @@ class AISSampler(ImportanceSampler):
                 self._nonzero[codes, labels], np.maximum(np.sqrt(sq_norm[codes, labels]), eps), 0.0
             )
         counts = self.cell_unlabelled_ if self.separate_labelled else self.cell_size_
-        return cells, labelled, float(cells @ counts + labelled.sum()), sq_norm
+        return cells, labelled, float(cells @ counts + labelled.sum()), sq_norm, risk
 
     def _cell_values(self):
         if self.oracle_model != "mixture":
             self.response_ = self.prediction_response_ = self.cell_response()
-            cells, self._labelled, _, _ = self._values_under(self.response_)
+            cells, self._labelled, *_ = self._values_under(self.response_)
             return cells
         responses = [self.cell_response(m) for m in ("item", "block")]
         self.prediction_response_ = responses[0]
@@ -820,7 +820,7 @@ class AISSampler(ImportanceSampler):
         lowering would leave the draws the model expects there moving it that far.
 
         ``item``, ``block``: the components' ``_values_under``; ``share``: the tree's;
-        ``response``: the item-level model's pi_t(y|x), from which R_t is taken. Let q_c be
+        ``response``: the item-level model's pi_t(y|x) (R_t is the item component's). Let q_c be
         the mixture's probability of each unlabelled item of cell c for the next new draw
         (restricted to the unlabelled items), q'_c the tree's part of it, r_c the cell's
         ``find_reach`` and s = N (t + 1) after t answers.
@@ -841,11 +841,11 @@ class AISSampler(ImportanceSampler):
           probabilities, most cells are saturated, and cutting them all made the tree's
           draws there swing the estimate below 0.)
         """
-        cells, _, total, sq_norm = item
+        cells, _, total, sq_norm, risk = item
         tree = share * block[0] / block[2]
         q = (1 - share) * cells / total + tree
         scale = self.pool.n_pool * (self.n_labels + 1) / (q @ self.cell_unlabelled_)
-        reach = self.find_reach(self.model_risk(response), sq_norm)[self.cell_code_]
+        reach = self.find_reach(risk, sq_norm)[self.cell_code_]
         chance = np.sum(self._nonzero[self.cell_code_] * response, axis=1)
         return (reach > scale * q) & (chance * reach <= scale * tree)
 
@@ -857,10 +857,11 @@ class AISSampler(ImportanceSampler):
         floored = self.floored_cells(item, block, share, response)
         if not floored.any():
             return item
-        cells, labelled, _, sq_norm = item
+        cells, labelled, _, sq_norm, risk = item
         floor = self.epsilon_t * np.sum(self._nonzero[self.cell_code_] * response, axis=1)
         cells = np.where(floored, floor, cells)
-        return cells, labelled, float(cells @ self.cell_unlabelled_ + labelled.sum()), sq_norm
+        total = float(cells @ self.cell_unlabelled_ + labelled.sum())
+        return cells, labelled, total, sq_norm, risk
 
     def _block_share(self, item, block) -> float:
         """lambda of q = (1 - lambda) q_item + lambda q_block, in [0.1 w, 0.9] ([0.1 w,
