@@ -1,0 +1,87 @@
+"""How much of static IS's error can 100 runs see? Its false negatives that it almost never draws.
+
+Static IS draws from one fixed proposal q (seed 003 Prop. 4 on the classifier's
+probabilities), so the chance that a run has drawn item x by n labels is 1 - (1 - q(x))^n
+(with replacement; keeping labelled items apart changes it by n / N at most). Where the
+probabilities are falsely sure, some false negatives have a chance far below 1 / runs: a
+benchmark of 100 runs rarely sees one drawn, but when a run does, the find enters the estimate
+as one of n Des Raj terms, l(x) / (N q(x)), and F1 falls to about g(R + (l(x) / (N q(x)) - R)
+/ n) (clipped to [0, 1]). Per pool and label count this prints, for the false negatives each
+with a chance below 1% by then: how many there are, the chance that a run draws at least one,
+the F1 the likeliest such find leaves, and sum_x P(x drawn) (g(R after the find) - g(R))^2, the
+part of the MSE those rare runs carry (to first order in the chance, one find per run), which
+a benchmark of 100 runs sees in a few runs at most. Written to
+benchmarks/results/unseen_false_negatives.md.
+
+    python benchmarks/unseen_false_negatives.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import evalcore as ec
+from evalcore.samplers import StaticISSampler
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import default_sampler  # noqa: E402
+
+OUT = HERE / "results" / "unseen_false_negatives.md"
+LABELS = (500, 1000, 2000)
+RARE_CHANCE = 0.01
+
+
+def rows_for(pool_name: str) -> list[str]:
+    pool = default_sampler.load(pool_name)
+    measure = ec.get_measure("f1", pool.n_classes)
+    q = StaticISSampler(pool, measure, rng=np.random.default_rng(0)).pmf()
+    n_pool = pool.n_pool
+    loss = measure.loss(measure.codes(pool), pool.y_true.astype(int))
+    risk = loss.mean(axis=0)
+    truth = float(measure.g(risk)[0])
+    false_negative = np.flatnonzero((pool.y_true == 1) & (pool.y_pred == 0))
+    rows = []
+    for n in LABELS:
+        chance = -np.expm1(n * np.log1p(-q[false_negative]))
+        unseen = false_negative[chance < RARE_CHANCE]
+        p = chance[chance < RARE_CHANCE]
+        moved = risk + (loss[unseen] / (n_pool * q[unseen, None]) - risk) / n
+        after = np.clip(np.nan_to_num([measure.g(r)[0] for r in moved], nan=0.0), 0, 1)
+        any_drawn = -np.expm1(np.log1p(-p).sum()) if len(p) else 0.0
+        likeliest = f"{after[np.argmax(p)]:.3f}" if len(p) else ""
+        mse_part = float(np.sum(p * (after - truth) ** 2))
+        rows.append(
+            f"| {pool_name} | {n} | {len(false_negative)} | {len(unseen)} | {any_drawn:.3f} | "
+            f"{truth:.3f} | {likeliest} | {mse_part:.1e} |"
+        )
+    return rows
+
+
+def main() -> None:
+    lines = [
+        "# Static IS's false negatives that 100 runs rarely see (F1)",
+        "",
+        "Made by `python benchmarks/unseen_false_negatives.py` (no random draws: from static "
+        "IS's fixed proposal on each pool of `default_sampler.py`). `unseen`: the false "
+        f"negatives each drawn by then with a chance below {RARE_CHANCE:.0%}; `P(any drawn)`: "
+        "the chance that a run draws at least one of them; `F1 after the likeliest`: the "
+        "estimate that drawing the likeliest of them leaves; `MSE part`: the sum over them of "
+        "the chance times the squared error that find leaves, the MSE that a few rare runs "
+        "carry (compare with `default_sampler.md`, measured on 100 runs).",
+        "",
+        "| pool | labels | false negatives | unseen | P(any drawn) | F1 | "
+        "F1 after the likeliest | MSE part |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for pool_name in default_sampler.POOLS:
+        lines += rows_for(pool_name)
+        print(lines[-1], flush=True)
+    OUT.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
