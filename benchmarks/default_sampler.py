@@ -150,25 +150,38 @@ def label_efficiency_rows() -> pd.DataFrame:
 
 
 def write_markdown(path: Path = OUT) -> None:
+    """``path``'s table as Markdown beside it; the main results file falls back to
+    label_efficiency.csv's baselines, another ``--out`` file (e.g. a rerun with more
+    repeats) compares only with the baselines it holds."""
     table = pd.read_csv(path)
     table["source"] = "this script"
-    fallback = label_efficiency_rows()
-    ran = pd.MultiIndex.from_frame(table[["pool", "sampler"]])
-    fallback = fallback[~pd.MultiIndex.from_frame(fallback[["pool", "sampler"]]).isin(ran)]
-    table = pd.concat([table, fallback], ignore_index=True)
+    if path == OUT:
+        fallback = label_efficiency_rows()
+        ran = pd.MultiIndex.from_frame(table[["pool", "sampler"]])
+        fallback = fallback[~pd.MultiIndex.from_frame(fallback[["pool", "sampler"]]).isin(ran)]
+        table = pd.concat([table, fallback], ignore_index=True)
     table = table[table.pool.isin(POOLS)]
+    command_out = "" if path == OUT else f" --out {path.relative_to(HERE.parent)}"
+    fallback_note = (
+        "Rows marked * are label_efficiency.csv's (same setup, 100 runs, older code: seed "
+        "003's eq. 1 and the intervals before issue 9), used where this script has not run "
+        "that baseline yet."
+        if path == OUT
+        else "Only the baselines run into this file are compared."
+    )
     lines = [
         "# The default AIS against the best of the others (F1)",
         "",
-        "Made by `python benchmarks/default_sampler.py` (seeded, seed 2021; every sampler on every",
+        f"Made by `python benchmarks/default_sampler.py{command_out}` (seeded, seed 2021; every "
+        "sampler on every",
         "pool with the same seed, side by side). `ratio` is the MSE of the default (and of",
         "its variants, the script's docstring) over the lowest MSE",
         "of ais-block, ais-1 and is at the same budget (below 1: the default is better; target: at",
         "most 1 everywhere, at most 0.8 on half). With a deterministic oracle, passive, static IS",
         "and AIS estimate with repeated draws of labelled items replaced by their expectation",
-        "(README, departures from the papers). Rows marked * are label_efficiency.csv's (same",
-        "setup, 100 runs, older code: seed 003's eq. 1 and the intervals before issue 9), used",
-        "where this script has not run that baseline yet. On over_confident the rows of",
+        "(README, departures from the papers).",
+        fallback_note,
+        "On over_confident the rows of",
         "ais-cap, ais-next, ais-sd6 and ais-next-sd6 were measured with logit p̂ clipped at",
         "1e-9 (README, the item-level model) and await a rerun. The default (`ais`) mixes the",
         "item-level proposal with the one-level tree's at a fixed share of 0.1 since",
