@@ -161,7 +161,9 @@ def write_markdown(path: Path = OUT) -> None:
         fallback = fallback[~pd.MultiIndex.from_frame(fallback[["pool", "sampler"]]).isin(ran)]
         table = pd.concat([table, fallback], ignore_index=True)
     table = table[table.pool.isin(POOLS)]
-    command_out = "" if path == OUT else f" --out {path.relative_to(HERE.parent)}"
+    path = path.resolve()
+    shown = path.relative_to(HERE.parent) if path.is_relative_to(HERE.parent) else path
+    command_out = "" if path == OUT else f" --out {shown}"
     fallback_note = (
         "Rows marked * are label_efficiency.csv's (same setup, 100 runs, older code: seed "
         "003's eq. 1 and the intervals before issue 9), used where this script has not run "
