@@ -153,6 +153,7 @@ def write_markdown(path: Path = OUT) -> None:
     """``path``'s table as Markdown beside it; the main results file falls back to
     label_efficiency.csv's baselines, another ``--out`` file (e.g. a rerun with more
     repeats) compares only with the baselines it holds."""
+    path = path.resolve()
     table = pd.read_csv(path)
     table["source"] = "this script"
     if path == OUT:
@@ -161,7 +162,6 @@ def write_markdown(path: Path = OUT) -> None:
         fallback = fallback[~pd.MultiIndex.from_frame(fallback[["pool", "sampler"]]).isin(ran)]
         table = pd.concat([table, fallback], ignore_index=True)
     table = table[table.pool.isin(POOLS)]
-    path = path.resolve()
     shown = path.relative_to(HERE.parent) if path.is_relative_to(HERE.parent) else path
     command_out = "" if path == OUT else f" --out {shown}"
     fallback_note = (

@@ -78,8 +78,9 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|",
     ]
     for pool_name in default_sampler.POOLS:
-        lines += rows_for(pool_name)
-        print(lines[-1], flush=True)
+        rows = rows_for(pool_name)
+        print("\n".join(rows), flush=True)
+        lines += rows
     OUT.write_text("\n".join(lines) + "\n")
 
 
