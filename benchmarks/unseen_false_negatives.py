@@ -57,18 +57,17 @@ def rows_for(pool_name: str) -> list[str]:
     pool = default_sampler.load(pool_name)
     measure = ec.get_measure("f1", pool.n_classes)
     q = StaticISSampler(pool, measure, rng=np.random.default_rng(0)).pmf()
-    n_pool = pool.n_pool
-    loss = measure.loss(measure.codes(pool), pool.y_true.astype(int))
-    risk = loss.mean(axis=0)
+    risk = ec.true_risk(pool, measure)
     truth = float(measure.g(risk)[0])
     false_negative = np.flatnonzero((pool.y_true == 1) & (pool.y_pred == 0))
+    loss = measure.loss(measure.codes(pool)[false_negative], pool.y_true[false_negative])
     hazard = successive_hazard(q)
     rows = []
     for n in LABELS:
         chance = -np.expm1(-q[false_negative] * hazard[n - 1])
-        unseen = false_negative[chance < RARE_CHANCE]
-        p = chance[chance < RARE_CHANCE]
-        moved = risk + loss[unseen] / (n_pool * q[unseen, None] * hazard[n - 1])
+        rare = chance < RARE_CHANCE
+        unseen, p = false_negative[rare], chance[rare]
+        moved = risk + loss[rare] / (pool.n_pool * q[unseen, None] * hazard[n - 1])
         after = np.clip(np.nan_to_num([measure.g(r)[0] for r in moved], nan=0.0), 0, 1)
         any_drawn = -np.expm1(np.log1p(-p).sum()) if len(p) else 0.0
         likeliest = f"{after[np.argmax(p)]:.3f}" if len(p) else ""
