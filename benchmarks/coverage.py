@@ -11,11 +11,17 @@ finishes, replacing that configuration's earlier rows (``--resume`` skips those 
 there); ``coverage.md`` is rewritten each time. Rows carry the interval construction they
 measured (``INTERVALS``), so a table rerun in parts says which rows are current.
 
-    python benchmarks/coverage.py [--repeats 200] [--jobs 2] [--resume] [--pools a,b]
+``--early`` reads the first labels of a session instead, 20, 50, 100 and 150 (Bernoulli
+sampling still plans for 2000), on the pools above and the calibrated, sharp synthetic pool,
+into ``coverage_early.csv`` and ``.md``: what an expert sees before the first few hundred
+answers.
+
+    python benchmarks/coverage.py [--repeats 200] [--jobs 2] [--resume] [--pools a,b] [--early]
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -41,6 +47,8 @@ VARIANTS = {
     "ais-block": ("ais", {"oracle_model": "block"}),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
+EARLY = (20, 50, 100, 150)
+EARLY_OUT = HERE / "results" / "coverage_early.csv"
 # the interval construction measured: "hull" = the hull of the design's and the oracle
 # model's intervals (evalcore.intervals); "hull+logit" = and Bernoulli's limits on the logit
 # scale (they were seed 004's Beta), and the hull for stratified designs too; "+recal" = and
@@ -98,10 +106,11 @@ POOLS = {
     "over_confident (prob)": ("over_confident", "prob"),
     "tweets100k (expit)": ("tweets100k.csv.gz", None),
 }
+EARLY_POOLS = {**POOLS, "sharp_calibrated (prob)": ("sharp_calibrated", "prob")}
 
 
 def load(name: str) -> ec.Pool:
-    source, prob = POOLS[name]
+    source, prob = EARLY_POOLS[name]
     if source in synthetic.POOLS:
         frame = synthetic.make_pool(source)
     else:
@@ -110,22 +119,24 @@ def load(name: str) -> ec.Pool:
     return ec.Pool.from_dataframe(frame, mapping)
 
 
-def rows_for(pool_name, pool, name, repeats, jobs):
+def rows_for(pool_name, pool, name, repeats, jobs, checkpoints=CHECKPOINTS):
     sampler, options = VARIANTS.get(name, (name, {}))
+    if sampler == "bernoulli":
+        options = {**options, "budget": BUDGET}  # a plan for 2000 labels, read early too
     result = ec.simulate(
         pool,
         "f1",
         sampler,
-        BUDGET,
+        max(checkpoints),
         repeats,
         seed=2026,
         jobs=jobs,
-        record_every=100,
+        record_every=math.gcd(*checkpoints),
         options=options,
     )
     truth = result.true_value[0]
     rows = []
-    for labels in CHECKPOINTS:
+    for labels in checkpoints:
         values, lows, highs = [], [], []
         for run in result.runs:
             if sampler == "bernoulli" and labels == BUDGET:
@@ -167,12 +178,12 @@ def rows_for(pool_name, pool, name, repeats, jobs):
     return rows
 
 
-def verdict(row) -> str:
+def verdict(row, early: bool = False) -> str:
     notes = []
     if not np.isfinite(row.coverage):
         notes.append("undefined in every run")
     elif row.coverage < 0.92:
-        reason = SHORTFALLS.get((row.pool, row.sampler))
+        reason = None if early else SHORTFALLS.get((row.pool, row.sampler))
         notes.append("below target" + (f": {reason}" if reason else ""))
     elif row.coverage > 0.98:
         notes.append("above target")
@@ -198,14 +209,17 @@ def verdict(row) -> str:
     return "; ".join(notes)
 
 
-def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
+def write_markdown(path: Path = OUT, repeats: int | None = None, early: bool = False) -> None:
     table = pd.read_csv(path)
     lines = [
-        "# Coverage of nominal 95% intervals (F1)",
+        "# Coverage of nominal 95% intervals (F1)" + (", early in a session" if early else ""),
         "",
         "Made by `python benchmarks/coverage.py"
         + (f" --repeats {repeats}" if repeats else "")
-        + "` (seeded; one simulation per pool and sampler, read at each label count). "
+        + (" --early" if early else "")
+        + "` (seeded; one simulation per pool and sampler, read at each label count"
+        + ("; Bernoulli sampling plans for 2000 labels" if early else "")
+        + "). "
         "Target: coverage 0.92-0.98. `width` is the median interval width; coverage has a "
         "Wilson 95% interval over the runs; `undefined` the share of runs whose estimate is "
         "not defined there (excluded from coverage and MSE). `ais` and `bernoulli` are the "
@@ -250,16 +264,24 @@ def write_markdown(path: Path = OUT, repeats: int | None = None) -> None:
                 f"| {row.sampler} | {row.n_labels} | {row.runs} | {row.coverage:.3f} | "
                 f"{row.coverage_low:.3f}-{row.coverage_high:.3f} | {row.width:.3f} | "
                 f"{row.width / (2 * 1.96 * np.sqrt(row.mse)):.2f} | {row.mse:.2e} | "
-                f"{row.undefined:.2f} | {verdict(row)} |"
+                f"{row.undefined:.2f} | {verdict(row, early)} |"
             )
         lines.append("")
     path.with_suffix(".md").write_text("\n".join(lines))
 
 
 def main() -> None:
-    args = resumable.parse(__doc__.splitlines()[0], 200, OUT)
-    pools = args.pools.split(",") if args.pools else list(POOLS)
+    def early_option(parser):
+        parser.add_argument("--early", action="store_true", help="read 20-150 labels")
+
+    args = resumable.parse(__doc__.splitlines()[0], 200, OUT, early_option)
+    if args.early and args.out == OUT:
+        args.out = EARLY_OUT
+    checkpoints = EARLY if args.early else CHECKPOINTS
+    pools = args.pools.split(",") if args.pools else list(EARLY_POOLS if args.early else POOLS)
     samplers = args.samplers.split(",") if args.samplers else SAMPLERS
+    if args.early and not args.samplers:  # the samplers the app offers
+        samplers = [name for name in SAMPLERS if name not in VARIANTS]
     done = resumable.done(args)
     for pool_name in pools:
         pool = load(pool_name)
@@ -267,10 +289,12 @@ def main() -> None:
             if (pool_name, sampler) in done:
                 continue
             start = time.perf_counter()
-            frame = pd.DataFrame(rows_for(pool_name, pool, sampler, args.repeats, args.jobs))
+            frame = pd.DataFrame(
+                rows_for(pool_name, pool, sampler, args.repeats, args.jobs, checkpoints)
+            )
             frame = resumable.save(frame, args.out)
-            write_markdown(args.out, args.repeats)
-            print(frame.tail(len(CHECKPOINTS)).to_string(index=False), flush=True)
+            write_markdown(args.out, args.repeats, args.early)
+            print(frame.tail(len(checkpoints)).to_string(index=False), flush=True)
             print(f"# {pool_name} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)
 
 
