@@ -87,6 +87,23 @@ SHORTFALLS = {
     ),
 }
 
+# the same, for coverage_early.md's cells (README, "Early in a session")
+EARLY_SHORTFALLS = {
+    ("over_confident (prob)", "ais"): (
+        "the runs that miss have mostly found no positive among the 49,938 items at logit p̂ "
+        "< -6, where 45 hide; their few answers elsewhere leave the weight on the "
+        "recalibrated map at 0.13-0.86, and that map's slope, fitted where the answers are, "
+        "extrapolates too few hidden positives (early_misses_ais_20.md, "
+        "early_misses_ais_100.md)"
+    ),
+    ("over_confident (prob)", "is"): (
+        "static IS's runs that miss at 50 labels are nearly alike: none has found a positive "
+        "at logit p̂ < -6, the weight on the recalibrated map is 0.41-0.43 in each, and that "
+        "map's own limits would have covered every one of them (early_misses_is_50.md)"
+    ),
+    ("over_confident (prob)", "bernoulli"): "not looked into run by run",
+}
+
 
 def construction(sampler: str) -> str:
     """The tag of what a row of ``sampler`` measures now."""
@@ -183,7 +200,7 @@ def verdict(row, early: bool = False) -> str:
     if not np.isfinite(row.coverage):
         notes.append("undefined in every run")
     elif row.coverage < 0.92:
-        reason = None if early else SHORTFALLS.get((row.pool, row.sampler))
+        reason = (EARLY_SHORTFALLS if early else SHORTFALLS).get((row.pool, row.sampler))
         notes.append("below target" + (f": {reason}" if reason else ""))
     elif row.coverage > 0.98:
         notes.append("above target")

@@ -1,15 +1,18 @@
-"""Why OASIS's intervals miss on the over-confident pool (issue 9; coverage.md's note).
+"""Why OASIS's intervals miss on the over-confident pool (issue 9; coverage.md's note), and
+those of another sampler (``--sampler``), e.g. the default AIS early in a session
+(coverage_early.md).
 
-At ``--labels`` (1,000) labels, per run of OASIS on synthetic over_confident (F1): whether the
-interval covers the truth, the estimate, the interval and its two parts (the design's alone,
-on the logit scale and clipped to the bounds; the model average's quantiles), the weight w
-on the recalibrated map M1, M1's estimate G_1, its own 95% limits (w = 1) and its MAP
-(a, b) (the truth is (0, 1/3)), and how many answers OASIS has where logit p̂ < -6 (the
-tail, 99.7% of the items) and in [-6, 2) (32 items, 8 positive), with the tail's positives
-found. Then the same split by whether a tail positive was found. Written to
-benchmarks/results/oasis_tail.md.
+At ``--labels`` (1,000) labels, per run of the sampler (OASIS) on synthetic over_confident
+(F1): whether the interval covers the truth, the estimate, the interval and its two parts
+(the design's alone, on the logit scale and clipped to the bounds; the model average's
+quantiles), the weight w on the recalibrated map M1, M1's estimate G_1, its own 95% limits
+(w = 1) and its MAP (a, b) (the truth is (0, 1/3)), and how many answers the sampler has
+where logit p̂ < -6 (the tail, 99.7% of the items) and in [-6, 2) (32 items, 8 positive),
+with the tail's positives found. Then the same split by whether a tail positive was found.
+Written to benchmarks/results/oasis_tail.md (``--out`` for another file).
 
     python benchmarks/oasis_tail.py [--runs 48] [--first-seed 16] [--labels 1000]
+        [--sampler oasis] [--out FILE]
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from default_sampler import load  # noqa: E402
 OUT = HERE / "results" / "oasis_tail.md"
 
 
-def one_run(pool, measure, truth, logit_p, seed, labels):
-    sampler = ec.make_sampler("oasis", pool, measure, seed)
+def one_run(pool, measure, truth, logit_p, seed, labels, name="oasis"):
+    sampler = ec.make_sampler(name, pool, measure, seed)
     while sampler.n_labels < labels:
         sampler.record(pool.y_true[sampler.propose().item])
     estimate = ec.estimate(sampler)
@@ -68,18 +71,30 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=48)
     parser.add_argument("--first-seed", type=int, default=16)
     parser.add_argument("--labels", type=int, default=1000)
+    parser.add_argument("--sampler", default="oasis")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
+    out = args.out.resolve()
     pool, measure = load("over_confident (prob)"), ec.get_measure("f1")
     truth = float(measure.g(ec.diagnostics.true_risk(pool, measure))[0])
     logit_p = classifier_logit(pool.prob[:, 1])
     seeds = range(args.first_seed, args.first_seed + args.runs)
-    runs = [one_run(pool, measure, truth, logit_p, seed, args.labels) for seed in seeds]
+    runs = [
+        one_run(pool, measure, truth, logit_p, seed, args.labels, args.sampler) for seed in seeds
+    ]
+    named = "OASIS" if args.sampler == "oasis" else f"`{args.sampler}`"
+    command = f"--runs {args.runs} --first-seed {args.first_seed} --labels {args.labels}"
+    if args.sampler != "oasis":
+        command += f" --sampler {args.sampler}"
+    if out != OUT:
+        shown = out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out
+        command += f" --out {shown}"
     lines = [
-        "# OASIS on over_confident: which runs miss (F1)",
+        f"# {named} on over_confident: which runs miss (F1)",
         "",
-        f"Made by `python benchmarks/oasis_tail.py --runs {args.runs} --first-seed "
-        f"{args.first_seed} --labels {args.labels}`. Truth {truth:.3f}. Tail: logit p̂ < -6; "
-        "middle: logit p̂ in [-6, 2) (32 items). w: the weight on the recalibrated map M1; "
+        f"Made by `python benchmarks/oasis_tail.py {command}`. Truth {truth:.3f}. "
+        "Tail: logit p̂ < -6; middle: logit p̂ in [-6, 2) (32 items). "
+        "w: the weight on the recalibrated map M1; "
         "G_1 and (a, b): M1's estimate and MAP (truth (0, 1/3)).",
         "",
         "| seed | covered | estimate | interval | design | model | w | G_1 | M1 alone "
@@ -111,7 +126,7 @@ def main() -> None:
             f"{min(weights):.2f}-{max(weights):.2f} | "
             f"{np.median([run['middle'] for run in group]):.1f} |"
         )
-    OUT.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines[-4:]))
 
 
