@@ -162,8 +162,7 @@ def write_markdown(path: Path = OUT) -> None:
         fallback = fallback[~pd.MultiIndex.from_frame(fallback[["pool", "sampler"]]).isin(ran)]
         table = pd.concat([table, fallback], ignore_index=True)
     table = table[table.pool.isin(POOLS)]
-    shown = path.relative_to(HERE.parent) if path.is_relative_to(HERE.parent) else path
-    command_out = "" if path == OUT else f" --out {shown}"
+    command_out = "" if path == OUT else f" --out {resumable.shown(path)}"
     fallback_note = (
         "Rows marked * are label_efficiency.csv's (same setup, 100 runs, older code: seed "
         "003's eq. 1 and the intervals before issue 9), used where this script has not run "

@@ -30,6 +30,7 @@ from evalcore.oracle import classifier_logit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import resumable  # noqa: E402
 from default_sampler import load  # noqa: E402
 
 OUT = HERE / "results" / "oasis_tail.md"
@@ -88,8 +89,7 @@ def main() -> None:
     if args.sampler != "oasis":
         command += f" --sampler {args.sampler}"
     if out != OUT:
-        shown = out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out
-        command += f" --out {shown}"
+        command += f" --out {resumable.shown(out)}"
     lines = [
         f"# {named} on over_confident: which runs miss (F1)",
         "",

@@ -1,7 +1,8 @@
 """The command line the resumable benchmarks share (``coverage.py``, ``default_sampler.py``):
 each (pool, sampler) configuration's rows are written to the results file as it finishes, in
 place of its earlier ones (``save``), and ``--resume`` skips those already there; and the rows
-and tables of the scripts that read each run themselves (``checkpoint_row``, ``mse_table``)."""
+and tables of the scripts that read each run themselves (``checkpoint_row``, ``mse_table``);
+and how a results file names an ``--out`` path in the command that made it (``shown``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def shown(path: Path) -> Path:
+    """``path`` as a command in a results file names it: from the checkout's root when it
+    lies inside it, so the command runs from there on any machine."""
+    path = path.resolve()
+    return path.relative_to(CHECKOUT) if path.is_relative_to(CHECKOUT) else path
 
 
 def parse(

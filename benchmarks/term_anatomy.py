@@ -12,6 +12,7 @@ importance weight w = p / q of the draw, the proposal's mass q(L) on the labelle
 and the share. Run i uses seed 2021 + i. Written to benchmarks/results/term_anatomy.md.
 
     python benchmarks/term_anatomy.py [--pool "abt-buy (prob)"] [--runs 16] [--labels 1000]
+        [--samplers ais,ais-adaptive,ais-block] [--out FILE]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from evalcore import estimators
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import resumable  # noqa: E402
 from default_sampler import ADAPTIVE, load  # noqa: E402
 
 OUT = HERE / "results" / "term_anatomy.md"
@@ -59,14 +61,23 @@ def main() -> None:
     parser.add_argument("--pool", default="abt-buy (prob)")
     parser.add_argument("--runs", type=int, default=16)
     parser.add_argument("--labels", type=int, default=1000)
+    parser.add_argument("--samplers", default=",".join(SAMPLERS))
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
+    names = args.samplers.split(",")
+    out = args.out.resolve()
+    command = f'--pool "{args.pool}" --runs {args.runs} --labels {args.labels}'
+    if names != list(SAMPLERS):
+        command += f" --samplers {args.samplers}"
+    if out != OUT:
+        command += f" --out {resumable.shown(out)}"
     pool, measure = load(args.pool), ec.get_measure("f1")
     truth = ec.true_risk(pool, measure)
     lines = [
         f"# The terms that make the F1 error: {args.pool}, {args.labels} labels",
         "",
-        f'Made by `python benchmarks/term_anatomy.py --pool "{args.pool}" --runs {args.runs} '
-        f"--labels {args.labels}` (run i: seed 2021 + i). `error`: the run's F1 error, "
+        f"Made by `python benchmarks/term_anatomy.py {command}` (run i: seed 2021 + i). "
+        "`error`: the run's F1 error, "
         "linearised at the truth (plain terms). Each cell: the term's stage, its item's label "
         "and p̂, the draw's weight w = p / q, the proposal's mass q(L) on the labelled items "
         "then, and the term's share of the error.",
@@ -74,17 +85,19 @@ def main() -> None:
         "| run | sampler | error | largest term | second | third |",
         "|---|---|---|---|---|---|",
     ]
-    squared = {name: [] for name in SAMPLERS}
+    squared = {name: [] for name in names}
     for run in range(args.runs):
-        for name, options in SAMPLERS.items():
-            error, cells = largest_terms(pool, measure, truth, 2021 + run, args.labels, options)
+        for name in names:
+            error, cells = largest_terms(
+                pool, measure, truth, 2021 + run, args.labels, SAMPLERS[name]
+            )
             squared[name].append(error**2)
             row = f"| {run} | {name} | {error:+.3f} | " + " | ".join(cells) + " |"
             lines.append(row)
             print(row, flush=True)
     lines += ["", "Mean squared error (linearised, plain terms) over the runs:", ""]
     lines += [f"- {name}: {np.mean(values):.2e}" for name, values in squared.items()]
-    OUT.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
