@@ -41,7 +41,7 @@ from default_sampler import CHECKPOINTS, load  # noqa: E402
 
 OUT = HERE / "results" / "term_weights.csv"
 POOLS = ["sharp_calibrated (prob)", "abt-buy (prob)", "abt-buy", "tweets100k"]
-POOLS += ["over_confident (prob)"]
+POOLS += ["over_confident (prob)", "rare_calibrated (prob)"]
 VARIANTS = ("a_s rho_s", "a_s", "a_s^w rho_s")
 _stage_weights = estimators.stage_weights
 
