@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 
 import evalcore as ec
-from evalcore import estimators
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from default_sampler import load  # noqa: E402
+from term_anatomy import plain_terms  # noqa: E402
 
 OUT = HERE / "results" / "stage_variance.md"
 POOLS = ["abt-buy (prob)", "rare_calibrated (prob)", "sharp_calibrated (prob)"]
@@ -34,12 +34,7 @@ RANGES = [(0, 50), (50, 200), (200, 500), (500, 1000), (1000, 2000)]
 
 def one_run(pool, measure, truth, seed, labels) -> tuple[np.ndarray, np.ndarray, float]:
     """t_s^2 and V_s (labels,) of one run, and w at its end."""
-    sampler = ec.make_sampler("ais", pool, measure, seed)
-    while sampler.n_labels < labels:
-        sampler.record(pool.y_true[sampler.propose().item])
-    items, weight, share = sampler.first_draws()
-    losses = measure.loss(sampler.codes_[items], sampler.labels_[items])
-    terms, _ = estimators.rao_blackwell_terms(losses, weight, share, pool.n_pool)
+    sampler, *_, terms, _ = plain_terms(pool, measure, seed, labels)
     projected = (terms - truth) @ measure.dense_jacobian(truth)[0]
     moments, recalibration = sampler.stage_moments()
     sq_norm = measure.sq_norm_dg_loss(truth, sampler.n_codes_, pool.n_classes)
@@ -73,7 +68,7 @@ def main() -> None:
         realised = np.stack([run[0] for run in runs])
         predicted = np.stack([run[1] for run in runs])
         weights = [run[2] for run in runs]
-        lines += [
+        block = [
             f"## {pool_name}",
             "",
             f"w at {args.labels} labels: {min(weights):.2f}-{max(weights):.2f}.",
@@ -86,12 +81,13 @@ def main() -> None:
                 continue
             seen, model = realised[:, low:high], predicted[:, low:high]
             largest = f"{seen.max() / seen.sum():.2f}" if seen.sum() > 0 else "none"
-            lines.append(
+            block.append(
                 f"| {low}-{min(high, args.labels)} | {seen.mean():.2e} | {model.mean():.2e} | "
                 f"{seen.mean() / model.mean():.1e} | {largest} |"
             )
-        lines.append("")
-        print("\n".join(lines[-len(RANGES) - 6 :]), flush=True)
+        block.append("")
+        print("\n".join(block), flush=True)
+        lines += block
     OUT.write_text("\n".join(lines))
 
 

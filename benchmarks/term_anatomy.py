@@ -36,14 +36,22 @@ SAMPLERS = {"ais": {}, "ais-adaptive": ADAPTIVE, "ais-block": {"oracle_model": "
 TOP = 3
 
 
-def largest_terms(pool, measure, truth, seed, n_labels, options) -> tuple[float, list[str]]:
-    """The run's F1 error (linearised) and its ``TOP`` terms, as table cells."""
-    sampler = ec.make_sampler("ais", pool, measure, seed, **options)
+def plain_terms(pool, measure, seed, n_labels, options=None):
+    """An AIS run to ``n_labels`` labels with the true labels, and its Des Raj terms:
+    (sampler, items, weight, share, z (n, d), a (n,)) of ``first_draws`` and
+    ``estimators.rao_blackwell_terms``."""
+    sampler = ec.make_sampler("ais", pool, measure, seed, **(options or {}))
     while sampler.n_labels < n_labels:
         sampler.record(pool.y_true[sampler.propose().item])
     items, weight, share = sampler.first_draws()
     losses = measure.loss(sampler.codes_[items], sampler.labels_[items])
     terms, a = estimators.rao_blackwell_terms(losses, weight, share, pool.n_pool)
+    return sampler, items, weight, share, terms, a
+
+
+def largest_terms(pool, measure, truth, seed, n_labels, options) -> tuple[float, list[str]]:
+    """The run's F1 error (linearised) and its ``TOP`` terms, as table cells."""
+    _, items, weight, share, terms, a = plain_terms(pool, measure, seed, n_labels, options)
     jacobian = measure.dense_jacobian(truth)
     contribution = (a[:, None] * (terms - truth)) @ jacobian[0] / a.sum()
     cells = []
