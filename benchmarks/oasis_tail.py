@@ -31,13 +31,14 @@ from evalcore.oracle import classifier_logit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
+from coverage import BUDGET  # noqa: E402
 from default_sampler import load  # noqa: E402
 
 OUT = HERE / "results" / "oasis_tail.md"
 
 
 def one_run(pool, measure, truth, logit_p, seed, labels, name="oasis"):
-    plan = {"budget": 2000} if name == "bernoulli" else {}  # as coverage.py plans its rounds
+    plan = {"budget": BUDGET} if name == "bernoulli" else {}  # its rounds as coverage.py plans
     sampler = ec.make_sampler(name, pool, measure, seed, **plan)
     while sampler.n_labels < labels:
         sampler.record(pool.y_true[sampler.propose().item])
