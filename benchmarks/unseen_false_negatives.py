@@ -83,8 +83,9 @@ def main() -> None:
     lines = [
         "# Static IS's false negatives that 100 runs rarely see (F1)",
         "",
-        "Made by `python benchmarks/unseen_false_negatives.py` (no random draws: from static "
-        "IS's fixed proposal on each pool of `default_sampler.py`). `unseen`: the false "
+        "Made by `python benchmarks/unseen_false_negatives.py` (from static IS's fixed "
+        "proposal on each pool of `default_sampler.py`, with H_n from 20 seeded orders of "
+        "successive sampling, the script's docstring). `unseen`: the false "
         f"negatives each drawn by then with a chance below {RARE_CHANCE:.0%}; `P(any drawn)`: "
         "the chance that a run draws at least one of them; `F1 after the likeliest`: the "
         "estimate that drawing the likeliest of them leaves; `MSE part`: the sum over them of "
