@@ -14,9 +14,11 @@ measured (``INTERVALS``), so a table rerun in parts says which rows are current.
 ``--early`` reads the first labels of a session instead, 20, 50, 100 and 150 (Bernoulli
 sampling still plans for 2000), on the pools above and the calibrated, sharp synthetic pool,
 into ``coverage_early.csv`` and ``.md``: what an expert sees before the first few hundred
-answers.
+answers. A synthetic pool's name with " #r" appended (``--pools "over_confident (prob) #3"``)
+is its realisation r, redrawn from the same model with seed r (``realisations.py``).
 
     python benchmarks/coverage.py [--repeats 200] [--jobs 2] [--resume] [--pools a,b] [--early]
+        [--samplers a,b] [--out F]
 """
 
 from __future__ import annotations
@@ -131,9 +133,12 @@ EARLY_POOLS = {**POOLS, "sharp_calibrated (prob)": ("sharp_calibrated", "prob")}
 
 
 def load(name: str) -> ec.Pool:
+    """A pool of ``EARLY_POOLS`` by name; a synthetic one's name may end in " #r", its
+    realisation r (``synthetic.make_pool``'s seed; the pool without it is realisation 0)."""
+    name, _, realisation = name.partition(" #")
     source, prob = EARLY_POOLS[name]
     if source in synthetic.POOLS:
-        frame = synthetic.make_pool(source)
+        frame = synthetic.make_pool(source, seed=int(realisation or 0))
     else:
         frame = pd.read_csv(DATA / source)
     mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label", prob=prob)
@@ -230,7 +235,11 @@ def verdict(row, early: bool = False) -> str:
     return "; ".join(notes)
 
 
-def write_markdown(path: Path = OUT, repeats: int | None = None, early: bool = False) -> None:
+def write_markdown(
+    path: Path = OUT, repeats: int | None = None, early: bool = False, options: str = ""
+) -> None:
+    """The Markdown table beside ``path``; ``options`` are the command's further options
+    (``--pools`` and the like), as they appear in the table's first line."""
     table = pd.read_csv(path)
     lines = [
         "# Coverage of nominal 95% intervals (F1)" + (", early in a session" if early else ""),
@@ -238,6 +247,7 @@ def write_markdown(path: Path = OUT, repeats: int | None = None, early: bool = F
         "Made by `python benchmarks/coverage.py"
         + (f" --repeats {repeats}" if repeats else "")
         + (" --early" if early else "")
+        + options
         + "` (seeded; one simulation per pool and sampler, read at each label count"
         + ("; Bernoulli sampling plans for 2000 labels" if early else "")
         + "). "
@@ -303,6 +313,13 @@ def main() -> None:
     samplers = args.samplers.split(",") if args.samplers else SAMPLERS
     if args.early and not args.samplers:  # the samplers the app offers
         samplers = [name for name in SAMPLERS if name not in VARIANTS]
+    options = "".join(
+        f' --{name} "{value}"'
+        for name, value in (("pools", args.pools), ("samplers", args.samplers))
+        if value
+    )
+    if args.out not in (OUT, EARLY_OUT):
+        options += f" --out {resumable.shown(args.out)}"
     done = resumable.done(args)
     for pool_name in pools:
         pool = load(pool_name)
@@ -314,7 +331,7 @@ def main() -> None:
                 rows_for(pool_name, pool, sampler, args.repeats, args.jobs, checkpoints)
             )
             frame = resumable.save(frame, args.out)
-            write_markdown(args.out, args.repeats, args.early)
+            write_markdown(args.out, args.repeats, args.early, options)
             print(frame.tail(len(checkpoints)).to_string(index=False), flush=True)
             print(f"# {pool_name} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)
 
