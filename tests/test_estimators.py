@@ -386,10 +386,10 @@ def test_each_stage_records_the_models_second_moment_of_its_term_item_by_item():
 
 
 def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilities():
-    """At w = 1 the exponent 1 - w is 0: every rho_s is 1 and the estimate is the plain
-    weighted mean of Des Raj's (controlled) terms; another measure than the design's own, and the
-    block-level model (no w), are never weighted."""
-    pool = calibrated_pool()
+    """At w = 1 every exponent on the grid is 0: every rho_s is 1 and the estimate is the
+    plain weighted mean of Des Raj's (controlled) terms; another measure than the design's
+    own, and the block-level model (no w), are never weighted."""
+    pool = sharp_pool()
     measure = ec.get_measure("f1")
     sampler = ec.make_sampler("ais", pool, measure, 5)
     while sampler.n_labels < 60:
@@ -407,6 +407,41 @@ def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilit
     block = ec.make_sampler("ais", pool, measure, 5, oracle_model="block")
     block.record(pool.y_true[block.propose().item])
     assert block.stage_moments() is None
+
+
+@pytest.mark.parametrize(
+    "pool_maker, seed, expected", [(sharp_pool, 3, 0), (calibrated_pool, 1, 10)]
+)
+def test_the_stage_weights_power_is_the_one_whose_weighted_mean_has_the_least_variance(
+    pool_maker, seed, expected
+):
+    """Brute force over the grid gamma = (1 - w) {1, 0.9, ..., 0}: the chosen rho_s =
+    V_s^-gamma (scaled) gives the weighted mean of Des Raj's plain terms whose own
+    variance (``estimate_is_rao_blackwellised``'s design variance, without control
+    variates) is least. On the sharp pool that is the largest power, 1 - w: the terms after
+    the first few are exact. In this run on the calibrated pool the terms do not bear the
+    predicted variances out, and the plain weights win (gamma = 0)."""
+    pool = pool_maker()
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, seed)
+    while sampler.n_labels < 120:
+        sampler.record(pool.y_true[sampler.propose().item])
+    items, weight, share = sampler.first_draws()
+    arguments = (losses_of(pool, measure, items), weight, share, pool.n_pool, measure, 1)
+    risk = ec.estimators.estimate_is_rao_blackwellised(*arguments).risk
+    chosen = ec.estimators.stage_weights(sampler, measure, risk)
+    moments, recalibration = sampler.stage_moments()
+    sq_norm = measure.sq_norm_dg_loss(risk, sampler.n_codes_, pool.n_classes)
+    variance = np.einsum("scy,cy->s", moments, sq_norm)
+    spreads, candidates = [], []
+    for gamma in np.linspace(1, 0, 11) * (1 - recalibration):
+        rho = variance**-gamma / (variance**-gamma).max()
+        design = ec.estimators.estimate_is_rao_blackwellised(*arguments, rho)
+        spreads.append(design.design_std_error[0])
+        candidates.append(rho)
+    best = int(np.argmin(spreads))
+    np.testing.assert_allclose(chosen, candidates[best], rtol=1e-9)
+    assert best == expected and recalibration < 0.5
 
 
 def test_weighing_the_stages_by_their_predicted_variance_cuts_the_error_where_few_items_matter():
