@@ -1,7 +1,8 @@
 """Do the stage weights' predicted variances hold? The default AIS's V_s against its terms (F1).
 
-``estimators.stage_weights`` weighs the s-th Des Raj term by V_s^-(1 - w), V_s the oracle
-model's prediction, before the draw, of the term's variance after projection on Dg(R). Here
+``estimators.stage_weights`` weighs the s-th Des Raj term by V_s^-gamma, gamma at most
+1 - w, V_s the oracle model's prediction, before the draw, of the term's variance after
+projection on Dg(R) (the draws, and so V_s and the terms, do not depend on gamma). Here
 R is the truth, so the projected term t_s = Dg(R) z_s has mean 0 (F1 is homogeneous of degree
 0 in R) and t_s^2 is what V_s predicts. Over ``--runs`` runs of ``--labels`` labels (run i:
 seed 2021 + i, as in default_sampler.py) and by range of s, the script prints the mean of

@@ -2,23 +2,22 @@
 
 The estimate is R = sum_s a_s rho_s z_s / sum_s a_s rho_s (``estimators.
 estimate_is_rao_blackwellised``): a_s = 1 / (1 - q_s(L_s)), the number of draws the s-th new
-item's segment is expected to hold, and rho_s = V_s^-(1 - w), the term's variance as the
-oracle model predicted it, tempered by the weight w on recalibrating the classifier
-(``estimators.stage_weights``). The variants:
+item's segment is expected to hold, and rho_s = V_s^-gamma, V_s the term's variance as the
+oracle model predicted it, gamma chosen from (1 - w) {1, 0.9, ..., 0} by the weighted mean's
+own variance, w the weight on recalibrating the classifier (``estimators.stage_weights``).
+The variants:
 
 * ``a_s rho_s``: the default (these rows are default_sampler.py's ``ais`` rows);
-* ``a_s``: without the stage weights, rho_s = 1;
-* ``a_s^w rho_s``: a_s tempered as rho_s is, so that where the answers bear the classifier
-  out (w near 0) the terms are weighed by their predicted variance alone. The term's variance
-  depends on q_s only through q_s restricted to the unlabelled items, not on q_s(L_s), which
-  is the case for dropping a_s there.
+* ``gamma = 1 - w``: the stage weights before 2026-11-27, the largest power always;
+* ``a_s``: without the stage weights, rho_s = 1.
 
 Each run draws once; the three estimates are read from the same answers at each checkpoint,
 intervals included (the model's hull, ``intervals``). Seed 2021 and 100 runs per pool, as in
 default_sampler.py. Each pool's rows replace its earlier ones in
-benchmarks/results/term_weights.csv as it finishes; the table is term_weights.md.
+benchmarks/results/term_weights.csv (or ``--out``) as it finishes; the table is beside it.
 
-    python benchmarks/term_weights.py [--repeats 100] [--jobs 2] [--pools ...] [--resume]
+    python benchmarks/term_weights.py [--repeats 100] [--jobs 2] [--pools ...] [--out F]
+        [--resume]
 """
 
 from __future__ import annotations
@@ -42,21 +41,21 @@ from default_sampler import CHECKPOINTS, load  # noqa: E402
 OUT = HERE / "results" / "term_weights.csv"
 POOLS = ["sharp_calibrated (prob)", "abt-buy (prob)", "abt-buy", "tweets100k"]
 POOLS += ["over_confident (prob)", "rare_calibrated (prob)"]
-VARIANTS = ("a_s rho_s", "a_s", "a_s^w rho_s")
+VARIANTS = ("a_s rho_s", "gamma = 1 - w", "a_s")
 _stage_weights = estimators.stage_weights
 
 
-def _tempered(sampler, measure, risk):
-    """rho_s a_s^-(1 - w): with a_s in the estimate, the terms weigh a_s^w rho_s."""
-    rho = _stage_weights(sampler, measure, risk)
-    if rho is None:
+def _largest_power(sampler, measure, risk):
+    """rho_s = V_s^-(1 - w), scaled to a largest of 1, where the default would weigh at all."""
+    if _stage_weights(sampler, measure, risk) is None:
         return None
-    _, share = sampler.first_draws()[1:]
-    recalibration = sampler.stage_moments()[1]
-    return rho * (1 - share) ** (1 - recalibration)
+    moments, recalibration = sampler.stage_moments()
+    sq_norm = measure.sq_norm_dg_loss(risk, sampler.n_codes_, sampler.pool.n_classes)
+    log_precision = -(1 - recalibration) * np.log(np.einsum("scy,cy->s", moments, sq_norm))
+    return np.exp(log_precision - log_precision.max())
 
 
-WEIGHTS = {"a_s rho_s": _stage_weights, "a_s": lambda *args: None, "a_s^w rho_s": _tempered}
+WEIGHTS = {"a_s rho_s": _stage_weights, "gamma = 1 - w": _largest_power, "a_s": lambda *a: None}
 
 
 def one_run(pool_name: str, seed) -> np.ndarray:
@@ -90,13 +89,13 @@ def rows_for(pool_name: str, repeats: int, jobs: int) -> list[dict]:
     ]
 
 
-def write_markdown(table: pd.DataFrame, path: Path) -> None:
+def write_markdown(table: pd.DataFrame, path: Path, options: str = "") -> None:
     lines = [
         "# Weighing Des Raj's terms in the default AIS (F1)",
         "",
-        "Made by `python benchmarks/term_weights.py` (the script's docstring says what each "
-        "weighting is). The same draws read three ways: `ratio` is the variant's MSE over "
-        "the default's (`a_s rho_s`) at the same pool and budget; the 95% bootstrap "
+        f"Made by `python benchmarks/term_weights.py{options}` (the script's docstring says "
+        "what each weighting is). The same draws read three ways: `ratio` is the variant's "
+        "MSE over the default's (`a_s rho_s`) at the same pool and budget; the 95% bootstrap "
         "intervals resample the same runs for every variant.",
     ]
     for pool_name, rows in table.groupby("pool", sort=False):
@@ -109,11 +108,16 @@ def main() -> None:
     args = resumable.parse(__doc__.splitlines()[0], 100, OUT)
     pools = args.pools.split(",") if args.pools else POOLS
     skip = {pool for pool, _ in resumable.done(args)}
+    options = f" --repeats {args.repeats}" if args.repeats != 100 else ""
+    if args.pools:
+        options += f' --pools "{args.pools}"'
+    if args.out != OUT:
+        options += f" --out {resumable.shown(args.out)}"
     for pool_name in pools:
         if pool_name in skip:
             continue
         rows = pd.DataFrame(rows_for(pool_name, args.repeats, args.jobs))
-        write_markdown(resumable.save(rows, args.out), args.out.with_suffix(".md"))
+        write_markdown(resumable.save(rows, args.out), args.out.with_suffix(".md"), options)
         print(f"{pool_name}: done", flush=True)
 
 
