@@ -484,9 +484,10 @@ def stage_weights(sampler, measure: Measure, risk: np.ndarray) -> np.ndarray | N
     losses = measure.loss(sampler.codes_[items], sampler.labels_[items])
     terms, a = rao_blackwell_terms(losses, weight, share, sampler.pool.n_pool)
     projected = np.asarray(measure.jacobian(risk) @ terms.T).T  # (n, m): Dg(R) z_s
+    log_variance = np.log(variance)
     best, least = None, np.inf
     for gamma in np.linspace(1, 0, _EXPONENTS) * (1 - recalibration):
-        log_precision = -gamma * np.log(variance)
+        log_precision = -gamma * log_variance
         rho = np.exp(log_precision - log_precision.max())
         spread = _weighted_spread(projected, a * rho)
         if best is None or spread < least:
