@@ -137,6 +137,8 @@ def load(name: str) -> ec.Pool:
     realisation r (``synthetic.make_pool``'s seed; the pool without it is realisation 0)."""
     name, _, realisation = name.partition(" #")
     source, prob = EARLY_POOLS[name]
+    if realisation and source not in synthetic.POOLS:
+        raise ValueError(f"{name} is not synthetic: it has no realisations to redraw.")
     if source in synthetic.POOLS:
         frame = synthetic.make_pool(source, seed=int(realisation or 0))
     else:
