@@ -118,7 +118,8 @@ def rows_for(pool_name: str, name: str, repeats: int, jobs: int) -> list[dict]:
         shown = [row for row in at if row["interval"]]
         row = {"pool": pool_name, "sampler": name, "n_labels": labels, "runs": len(at)}
         row["with_interval"] = len(shown)
-        row["mse"] = float(np.mean([(r["value"] - truth) ** 2 for r in at]))
+        defined = [r["value"] for r in at if np.isfinite(r["value"])]
+        row["mse"] = float(np.mean((np.array(defined) - truth) ** 2)) if defined else np.nan
         for part in PARTS:
             limits = np.array([r[part] for r in shown]).reshape(-1, 2)
             covered = (limits[:, 0] <= truth) & (truth <= limits[:, 1])
@@ -143,14 +144,15 @@ def write_markdown(table: pd.DataFrame, path: Path) -> None:
         "",
         f"Each section made by the command under its title (runs seeded {FIRST_SEED}, "
         f"{FIRST_SEED} + 1, ...; the script's docstring says what each column is). Coverage "
-        "and median width are over the runs where F1 has an interval (`with interval`); "
-        "MSE over all runs. `checked`: the labelled predicted negatives at or below the "
-        "logit p̂ under which the recalibrated map puts half of its hidden false negatives; "
-        "`expected / found`: the map's expected positives among them, and how many they "
-        "hold; `chance`: the Poisson chance of finding no more if the map were right "
-        "(medians over the runs; `< 5%`: the share of runs where it is below 5%); `hidden`: "
-        "the false negatives left among the unlabelled predicted negatives by the map and "
-        "in truth (medians); `w`: the weight on the recalibrated map (median).",
+        "and median width are over the runs where F1 has an interval (`with interval`), "
+        "the MSE over those where it is defined. `checked`: the labelled predicted "
+        "negatives at or below the logit p̂ under which the recalibrated map puts half of "
+        "its hidden false negatives; `expected / found`: the map's expected positives among "
+        "them, and how many they hold; `chance`: the Poisson chance of finding no more if "
+        "the map were right (medians over the runs; `< 5%`: the share of runs where it is "
+        "below 5%); `hidden`: the false negatives left among the unlabelled predicted "
+        "negatives by the map and in truth (medians); `w`: the weight on the recalibrated "
+        "map (median).",
     ]
     for (pool, sampler), rows in table.groupby(["pool", "sampler"], sort=False):
         lines += [
