@@ -23,6 +23,7 @@ is its realisation r, redrawn from the same model with seed r (``realisations.py
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -51,6 +52,7 @@ VARIANTS = {
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
 EARLY_OUT = HERE / "results" / "coverage_early.csv"
+PARTS = HERE / "results" / "interval_parts.csv"  # benchmarks/interval_parts.py
 # the interval construction measured: "hull" = the hull of the design's and the oracle
 # model's intervals (evalcore.intervals); "hull+logit" = and Bernoulli's limits on the logit
 # scale (they were seed 004's Beta), and the hull for stratified designs too; "+recal" = and
@@ -206,6 +208,35 @@ def rows_for(pool_name, pool, name, repeats, jobs, checkpoints=CHECKPOINTS):
     return rows
 
 
+def _above_reason(row) -> str:
+    """Why a cell covers above the band, from its own columns (how often F1 is undefined;
+    whether its median width is below a normal interval's at its MSE, ``width / normal``)
+    and, where ``interval_parts.py`` measured the same pool, sampler and label count (in
+    other runs), how much wider the hull is than the design's interval alone."""
+    reason = f"F1 undefined in {row.undefined:.0%} of runs; " if row.undefined > 0 else ""
+    if row.undefined > 0 and row.width > 0.5:
+        return reason + "where it is defined, the interval spans most of F1's range"
+    if row.width < 2 * 1.96 * np.sqrt(row.mse):
+        return reason + "not wide for its MSE (the errors are more peaked than a normal's)"
+    parts = _interval_parts().get((row.pool, row.sampler, row.n_labels))
+    if parts is not None and parts.hull_width > 1.05 * parts.design_width:
+        ratio = parts.hull_width / parts.design_width
+        return reason + (
+            f"wide for its MSE; the model's part makes it x{ratio:.1f} the design's "
+            "interval alone (interval_parts.md)"
+        )
+    return reason + "wide for its MSE"
+
+
+@functools.cache
+def _interval_parts() -> dict:
+    """interval_parts.csv's rows by (pool, sampler, labels); empty where it is missing."""
+    if not PARTS.exists():
+        return {}
+    table = pd.read_csv(PARTS)
+    return {(r.pool, r.sampler, r.n_labels): r for r in table.itertuples()}
+
+
 def verdict(row, early: bool = False) -> str:
     notes = []
     if not np.isfinite(row.coverage):
@@ -214,7 +245,7 @@ def verdict(row, early: bool = False) -> str:
         reason = (EARLY_SHORTFALLS if early else SHORTFALLS).get((row.pool, row.sampler))
         notes.append("below target" + (f": {reason}" if reason else ""))
     elif row.coverage > 0.98:
-        notes.append("above target")
+        notes.append("above target: " + _above_reason(row))
     made = getattr(row, "intervals", None)
     made = "" if not isinstance(made, str) else made
     if made == construction(row.sampler):
