@@ -2,8 +2,10 @@
 oracle model's alone, and their hull (the interval the app shows), and what the answers can
 say against the model's hidden positives.
 
-``evalcore.Estimate.confidence_interval`` is the hull of the design's interval (its variance
-with the model's remainder variance added, on the logit scale) and the model average's
+``evalcore.Estimate.confidence_interval`` is the hull of the design's interval (on the logit
+scale; for importance sampling and Bernoulli designs their variance plus the model's remainder
+variance, for stratified designs the model's stratum variances where they are larger than the
+sample's, so there the model is in the design's interval too) and the model average's
 quantiles (``intervals.ModelSpread``). Per pool of ``coverage.py`` (and ``sharp_calibrated``),
 ``--repeats`` runs of a sampler (the default AIS unless ``--samplers``), read at 20 to 2,000
 labels: the coverage and median width of each of the three, where F1 has an interval.
