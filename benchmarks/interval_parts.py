@@ -33,6 +33,7 @@ Each (pool, sampler) is written to ``benchmarks/results/interval_parts.csv`` as 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import time
 from multiprocessing import Pool as Processes
@@ -56,12 +57,13 @@ OUT = HERE / "results" / "interval_parts.csv"
 CHECKPOINTS = (20, 50, 100, 200, 500, 1000, 2000)
 PARTS = ("design", "model", "hull")
 FIRST_SEED = 7000
+pool_named = functools.cache(load)  # once per process, not once per run
 
 
 def one_run(task) -> list[dict]:
     """One run's rows, a row per checkpoint (``task``: pool name, sampler name, seed)."""
     pool_name, name, seed = task
-    pool, measure = load(pool_name), ec.get_measure("f1")
+    pool, measure = pool_named(pool_name), ec.get_measure("f1")
     sampler_name, options = VARIANTS.get(name, (name, {}))
     if sampler_name == "bernoulli":
         options = {**options, "budget": BUDGET}
@@ -107,7 +109,7 @@ def one_run(task) -> list[dict]:
 
 
 def rows_for(pool_name: str, name: str, repeats: int, jobs: int) -> list[dict]:
-    pool, measure = load(pool_name), ec.get_measure("f1")
+    pool, measure = pool_named(pool_name), ec.get_measure("f1")
     truth = float(measure.g(ec.diagnostics.true_risk(pool, measure))[0])
     tasks = [(pool_name, name, FIRST_SEED + r) for r in range(repeats)]
     start = time.perf_counter()
