@@ -52,7 +52,8 @@ VARIANTS = {
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
 EARLY_OUT = HERE / "results" / "coverage_early.csv"
-PARTS = HERE / "results" / "interval_parts.csv"  # benchmarks/interval_parts.py
+# benchmarks/interval_parts.py, at 20-2000 labels and (--early) at 20-150 on other pools
+PARTS = [HERE / "results" / "interval_parts.csv", HERE / "results" / "interval_parts_early.csv"]
 # the interval construction measured: "hull" = the hull of the design's and the oracle
 # model's intervals (evalcore.intervals); "hull+logit" = and Bernoulli's limits on the logit
 # scale (they were seed 004's Beta), and the hull for stratified designs too; "+recal" = and
@@ -223,18 +224,41 @@ def _above_reason(row) -> str:
         ratio = parts.hull_width / parts.design_width
         return reason + (
             f"wide for its MSE; the model's part makes it x{ratio:.1f} the design's "
-            "interval alone (interval_parts.md)"
+            f"interval alone ({parts.source})"
         )
     return reason + "wide for its MSE"
 
 
+def _below_reason(row) -> str:
+    """Why a cell covers below the band, where ``SHORTFALLS`` has no reason written out:
+    the hull covers whenever one of its parts does, so both miss; how often each covers in
+    ``interval_parts.py``'s runs of the same pool, sampler and label count (other seeds),
+    and how many false negatives the recalibrated map hides there against the truth."""
+    parts = _interval_parts().get((row.pool, row.sampler, row.n_labels))
+    if parts is None:
+        return ""
+    return (
+        f"in {parts.source}'s {parts.runs} runs (other seeds) the design's interval alone "
+        f"covers {parts.design_coverage:.2f}, the model's {parts.model_coverage:.2f}, their "
+        f"hull {parts.hull_coverage:.2f}; the recalibrated map (weight {parts.w:.2f}) "
+        f"leaves {_false_negatives(parts.hidden_by_map)} hidden where {parts.hidden:.0f} "
+        "hide (medians)"
+    )
+
+
+def _false_negatives(count: float) -> str:
+    return f"{count:.0f} false negative" + ("" if round(count) == 1 else "s")
+
+
 @functools.cache
 def _interval_parts() -> dict:
-    """interval_parts.csv's rows by (pool, sampler, labels); empty where it is missing."""
-    if not PARTS.exists():
-        return {}
-    table = pd.read_csv(PARTS)
-    return {(r.pool, r.sampler, r.n_labels): r for r in table.itertuples()}
+    """The rows of ``PARTS`` by (pool, sampler, labels), each with the Markdown file it
+    is shown in (``source``); empty where they are missing."""
+    rows = {}
+    for path in filter(Path.exists, PARTS):
+        table = pd.read_csv(path).assign(source=path.with_suffix(".md").name)
+        rows |= {(r.pool, r.sampler, r.n_labels): r for r in table.itertuples()}
+    return rows
 
 
 def verdict(row, early: bool = False) -> str:
@@ -243,6 +267,7 @@ def verdict(row, early: bool = False) -> str:
         notes.append("undefined in every run")
     elif row.coverage < 0.92:
         reason = (EARLY_SHORTFALLS if early else SHORTFALLS).get((row.pool, row.sampler))
+        reason = reason or _below_reason(row)
         notes.append("below target" + (f": {reason}" if reason else ""))
     elif row.coverage > 0.98:
         notes.append("above target: " + _above_reason(row))

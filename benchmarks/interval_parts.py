@@ -24,10 +24,13 @@ Where that chance is not small, the answers cannot rule the map's hidden false n
 and an interval that leaves them out holds on this pool only because the pool hides fewer.
 
 Each (pool, sampler) is written to ``benchmarks/results/interval_parts.csv`` as it finishes
-(``--resume`` skips those there); ``interval_parts.md`` is rewritten each time.
+(``--resume`` skips those there); ``interval_parts.md`` is rewritten each time. ``--early``
+reads at 20, 50, 100 and 150 labels instead, ``coverage_early.md``'s label counts, into
+``interval_parts_early.csv``; its pools may be realisations of the synthetic ones, as in
+``coverage.load`` ("over_confident (prob) #4").
 
     python benchmarks/interval_parts.py [--repeats 100] [--jobs 2] [--pools a,b]
-        [--samplers ais] [--out F] [--resume]
+        [--samplers ais] [--early] [--out F] [--resume]
 """
 
 from __future__ import annotations
@@ -51,9 +54,10 @@ from evalcore.oracle import classifier_logit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
-from coverage import BUDGET, EARLY_POOLS, VARIANTS, load  # noqa: E402
+from coverage import BUDGET, EARLY, EARLY_POOLS, VARIANTS, load  # noqa: E402
 
 OUT = HERE / "results" / "interval_parts.csv"
+EARLY_OUT = HERE / "results" / "interval_parts_early.csv"
 CHECKPOINTS = (20, 50, 100, 200, 500, 1000, 2000)
 PARTS = ("design", "model", "hull")
 FIRST_SEED = 7000
@@ -61,8 +65,9 @@ pool_named = functools.cache(load)  # once per process, not once per run
 
 
 def one_run(task) -> list[dict]:
-    """One run's rows, a row per checkpoint (``task``: pool name, sampler name, seed)."""
-    pool_name, name, seed = task
+    """One run's rows, a row per checkpoint (``task``: pool name, sampler name, seed,
+    checkpoints)."""
+    pool_name, name, seed, checkpoints = task
     pool, measure = pool_named(pool_name), ec.get_measure("f1")
     sampler_name, options = VARIANTS.get(name, (name, {}))
     if sampler_name == "bernoulli":
@@ -71,7 +76,7 @@ def one_run(task) -> list[dict]:
     logit_p = classifier_logit(pool.prob[:, 1])
     negative = pool.y_pred == 0
     rows = []
-    for labels in CHECKPOINTS:
+    for labels in checkpoints:
         # Bernoulli sampling's rounds may end a few labels short of the budget
         while sampler.n_labels < labels and not getattr(sampler, "finished", False):
             sampler.record(pool.y_true[sampler.propose().item])
@@ -108,16 +113,16 @@ def one_run(task) -> list[dict]:
     return rows
 
 
-def rows_for(pool_name: str, name: str, repeats: int, jobs: int) -> list[dict]:
+def rows_for(pool_name: str, name: str, repeats: int, jobs: int, checkpoints) -> list[dict]:
     pool, measure = pool_named(pool_name), ec.get_measure("f1")
     truth = float(measure.g(ec.diagnostics.true_risk(pool, measure))[0])
-    tasks = [(pool_name, name, FIRST_SEED + r) for r in range(repeats)]
+    tasks = [(pool_name, name, FIRST_SEED + r, checkpoints) for r in range(repeats)]
     start = time.perf_counter()
     with Processes(jobs) as processes:
         runs = processes.map(one_run, tasks)
     seconds = time.perf_counter() - start
     rows = []
-    for index, labels in enumerate(CHECKPOINTS):
+    for index, labels in enumerate(checkpoints):
         at = [run[index] for run in runs]
         shown = [row for row in at if row["interval"]]
         row = {"pool": pool_name, "sampler": name, "n_labels": labels, "runs": len(at)}
@@ -141,10 +146,13 @@ def rows_for(pool_name: str, name: str, repeats: int, jobs: int) -> list[dict]:
     return rows
 
 
-def write_markdown(table: pd.DataFrame, path: Path) -> None:
-    out = "" if path.resolve() == OUT else f" --out {resumable.shown(path)}"
+def write_markdown(table: pd.DataFrame, path: Path, early: bool = False) -> None:
+    default = EARLY_OUT if early else OUT
+    options = " --early" if early else ""
+    if path.resolve() != default:
+        options += f" --out {resumable.shown(path)}"
     lines = [
-        "# The interval's parts (F1)",
+        "# The interval's parts (F1)" + (", early in a session" if early else ""),
         "",
         f"Each section made by the command under its title (runs seeded {FIRST_SEED}, "
         f"{FIRST_SEED} + 1, ...; the script's docstring says what each column is). Coverage "
@@ -164,7 +172,7 @@ def write_markdown(table: pd.DataFrame, path: Path) -> None:
             f"## {pool}: `{sampler}`",
             "",
             f"`python benchmarks/interval_parts.py --repeats {rows.runs.iloc[0]} --pools "
-            f'"{pool}" --samplers {sampler}{out}`',
+            f'"{pool}" --samplers {sampler}{options}`',
             "",
             "| labels | with interval | MSE | design: coverage, width | model: coverage, width "
             "| hull: coverage, width | checked | expected / found | chance (< 5%) "
@@ -186,7 +194,13 @@ def write_markdown(table: pd.DataFrame, path: Path) -> None:
 
 
 def main() -> None:
-    args = resumable.parse(__doc__.splitlines()[0], 100, OUT)
+    def early_option(parser):
+        parser.add_argument("--early", action="store_true", help="read 20-150 labels")
+
+    args = resumable.parse(__doc__.splitlines()[0], 100, OUT, early_option)
+    if args.early and args.out == OUT:
+        args.out = EARLY_OUT
+    checkpoints = EARLY if args.early else CHECKPOINTS
     pools = args.pools.split(",") if args.pools else list(EARLY_POOLS)
     samplers = args.samplers.split(",") if args.samplers else ["ais"]
     skip = resumable.done(args)
@@ -195,9 +209,10 @@ def main() -> None:
             if (pool_name, name) in skip:
                 continue
             table = resumable.save(
-                pd.DataFrame(rows_for(pool_name, name, args.repeats, args.jobs)), args.out
+                pd.DataFrame(rows_for(pool_name, name, args.repeats, args.jobs, checkpoints)),
+                args.out,
             )
-            write_markdown(table, args.out)
+            write_markdown(table, args.out, args.early)
             print(f"# {pool_name} {name} done", flush=True)
 
 
