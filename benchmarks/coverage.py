@@ -62,9 +62,13 @@ PARTS = [HERE / "results" / "interval_parts.csv", HERE / "results" / "interval_p
 # recalibration's likelihood region on bins of width 0.25 in logit p̂ (it was Laplace's
 # ellipse on 64 quantile bins); "+bma" = the model's limits are the quantiles of its model
 # average (intervals.ModelSpread; they were the delta method on the logit scale with the
-# average's variance); rows without a tag predate the hull
-INTERVALS = "hull+logit+recal+profile+bma"
+# average's variance); "+2df" = the recalibration's region at chi-square's 95% quantile with
+# two degrees of freedom (it was one, the profile likelihood's level); rows without a tag
+# predate the hull
+INTERVALS = "hull+logit+recal+profile+bma+2df"
 EARLIER = {  # a row's construction without "+rb": what its note says
+    "hull+logit+recal+profile+bma": "measured with the recalibration's region at one degree "
+    "of freedom",
     "hull+logit+recal+profile": "measured with the model's variance on the logit scale",
     "hull+logit+recal": "measured with Laplace's ellipse on quantile bins",
     "hull+logit": "measured before the recalibration's uncertainty",
