@@ -256,11 +256,14 @@ def _false_negatives(count: float) -> str:
 
 @functools.cache
 def _interval_parts() -> dict:
-    """The rows of ``PARTS`` by (pool, sampler, labels), each with the Markdown file it
-    is shown in (``source``); empty where they are missing."""
+    """The rows of ``PARTS`` measured with today's recalibration region, by (pool, sampler,
+    labels), each with the Markdown file it is shown in (``source``); empty where they are
+    missing."""
+    level = round(float(ec.intervals._REGION_Z**2), 2)  # interval_parts.region_level()
     rows = {}
     for path in filter(Path.exists, PARTS):
         table = pd.read_csv(path).assign(source=path.with_suffix(".md").name)
+        table = table[table.region_level == level]
         rows |= {(r.pool, r.sampler, r.n_labels): r for r in table.itertuples()}
     return rows
 

@@ -24,7 +24,9 @@ Where that chance is not small, the answers cannot rule the map's hidden false n
 and an interval that leaves them out holds on this pool only because the pool hides fewer.
 
 Each (pool, sampler) is written to ``benchmarks/results/interval_parts.csv`` as it finishes
-(``--resume`` skips those there); ``interval_parts.md`` is rewritten each time. ``--early``
+(``--resume`` skips those there); ``interval_parts.md`` is rewritten each time. Each row
+records the level of the recalibration's region it was measured with (``region_level``,
+``region_level()``); the table notes the sections measured before it changed. ``--early``
 reads at 20, 50, 100 and 150 labels instead, ``coverage_early.md``'s label counts, into
 ``interval_parts_early.csv``; its pools may be realisations of the synthetic ones, as in
 ``coverage.load`` ("over_confident (prob) #4").
@@ -48,6 +50,7 @@ from scipy import stats
 from scipy.special import expit
 
 import evalcore as ec
+from evalcore import intervals
 from evalcore.intervals import oracle_view
 from evalcore.oracle import classifier_logit
 
@@ -142,8 +145,15 @@ def rows_for(pool_name: str, name: str, repeats: int, jobs: int, checkpoints) ->
         for key in ("hidden_by_map", "hidden", "w"):
             row[key] = float(np.median([r[key] for r in at]))
         row["seconds"] = round(seconds, 1)
+        row["region_level"] = region_level()
         rows.append(row)
     return rows
+
+
+def region_level() -> float:
+    """The drop in log posterior, times 2, that bounds the recalibration's region
+    (``intervals.recalibration_spread``): 5.99 since 2026-11-27, 3.84 before."""
+    return round(float(intervals._REGION_Z**2), 2)
 
 
 def write_markdown(table: pd.DataFrame, path: Path, early: bool = False) -> None:
@@ -174,6 +184,14 @@ def write_markdown(table: pd.DataFrame, path: Path, early: bool = False) -> None
             f"`python benchmarks/interval_parts.py --repeats {rows.runs.iloc[0]} --pools "
             f'"{pool}" --samplers {sampler}{options}`',
             "",
+        ]
+        if rows.region_level.iloc[0] != region_level():
+            lines += [
+                f"Measured with the recalibration's region at c = {rows.region_level.iloc[0]}"
+                " (one degree of freedom), before 2026-11-27.",
+                "",
+            ]
+        lines += [
             "| labels | with interval | MSE | design: coverage, width | model: coverage, width "
             "| hull: coverage, width | checked | expected / found | chance (< 5%) "
             "| hidden: map / truth | w |",
