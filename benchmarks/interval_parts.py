@@ -57,7 +57,7 @@ from evalcore.oracle import classifier_logit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
-from coverage import BUDGET, EARLY, EARLY_POOLS, VARIANTS, load  # noqa: E402
+from coverage import BUDGET, EARLY, EARLY_POOLS, VARIANTS, early_option, load  # noqa: E402
 
 OUT = HERE / "results" / "interval_parts.csv"
 EARLY_OUT = HERE / "results" / "interval_parts_early.csv"
@@ -212,9 +212,6 @@ def write_markdown(table: pd.DataFrame, path: Path, early: bool = False) -> None
 
 
 def main() -> None:
-    def early_option(parser):
-        parser.add_argument("--early", action="store_true", help="read 20-150 labels")
-
     args = resumable.parse(__doc__.splitlines()[0], 100, OUT, early_option)
     if args.early and args.out == OUT:
         args.out = EARLY_OUT

@@ -423,14 +423,14 @@ def recalibration_spread(
     the map in 65, none of the 29. With two degrees of freedom, on the same draws (the
     region does not move the draws):
 
-    * of the seven over-confident pools' 81 early cells measured (ais, is and bernoulli at
-      20-150 labels), 27 were below the band and 4 are (realisation 4: the default AIS at 20
-      and 50 labels, static IS at 20, Bernoulli sampling at 100). On the reference pool the
-      default AIS covers 0.98 / 0.98 / 0.97 at 20 / 50 / 100 labels (0.89 / 0.97 / 0.90
-      before), static IS 1.00 at 50 (0.64, at 1.41 times the width), Bernoulli sampling
-      0.96 at 200 labels (0.88), the block-level Bernoulli sampling 0.94 / 0.98 at 200 /
-      500 (0.86 / 0.92), OASIS 0.97 at 500 (0.87; 0.79 / 0.89 at 1000 / 2000, still
-      below);
+    * of the seven over-confident pools' 81 early cells measured there (ais, is and
+      bernoulli at 20-150 labels; 100 runs on the reference pool), 27 were below the band
+      and 4 are (realisation 4: the default AIS at 20 and 50 labels, static IS at 20,
+      Bernoulli sampling at 100). On the reference pool the default AIS covers 0.98 / 0.98
+      / 0.97 at 20 / 50 / 100 labels (0.89 / 0.97 / 0.90 before), static IS 1.00 at 50
+      (0.64, at 1.41 times the width). In benchmarks/results/coverage.md (200 other runs)
+      the block-level Bernoulli sampling covers 0.94 / 0.94 at 200 / 500 labels there
+      (0.87 / 0.875), OASIS 0.98 / 0.82 / 0.935 at 500 / 1000 / 2000 (0.82 / 0.74 / 0.91);
     * it costs width at 200-2000 labels (the default AIS, 100 runs): 0-3% on abt-buy's
       calibrated column and rare_calibrated, 2-9% on tweets100k, 8-14% on abt-buy with
       expit(score) and on the over-confident pool, 29-50% on sharp_calibrated, where the
