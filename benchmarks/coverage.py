@@ -257,16 +257,22 @@ def _false_negatives(count: float) -> str:
     return f"{count:.0f} false negative" + ("" if round(count) == 1 else "s")
 
 
+def region_level() -> float:
+    """The drop in log posterior, times 2, that bounds the recalibration's region
+    (``intervals.recalibration_spread``): 5.99 since 2026-11-27, 3.84 before; the level of
+    ``interval_parts.py``'s rows."""
+    return round(float(ec.intervals._REGION_Z**2), 2)
+
+
 @functools.cache
 def _interval_parts() -> dict:
     """The rows of ``PARTS`` measured with today's recalibration region, by (pool, sampler,
     labels), each with the Markdown file it is shown in (``source``); empty where they are
     missing."""
-    level = round(float(ec.intervals._REGION_Z**2), 2)  # interval_parts.region_level()
     rows = {}
     for path in filter(Path.exists, PARTS):
         table = pd.read_csv(path).assign(source=path.with_suffix(".md").name)
-        table = table[table.region_level == level]
+        table = table[table.region_level == region_level()]
         rows |= {(r.pool, r.sampler, r.n_labels): r for r in table.itertuples()}
     return rows
 

@@ -26,7 +26,7 @@ and an interval that leaves them out holds on this pool only because the pool hi
 Each (pool, sampler) is written to ``benchmarks/results/interval_parts.csv`` as it finishes
 (``--resume`` skips those there); ``interval_parts.md`` is rewritten each time. Each row
 records the level of the recalibration's region it was measured with (``region_level``,
-``region_level()``); the table notes the sections measured before it changed. ``--early``
+``coverage.region_level()``); the table notes the sections measured before it changed. ``--early``
 reads at 20, 50, 100 and 150 labels instead, ``coverage_early.md``'s label counts, into
 ``interval_parts_early.csv``; its pools may be realisations of the synthetic ones, as in
 ``coverage.load`` ("over_confident (prob) #4").
@@ -50,14 +50,21 @@ from scipy import stats
 from scipy.special import expit
 
 import evalcore as ec
-from evalcore import intervals
 from evalcore.intervals import oracle_view
 from evalcore.oracle import classifier_logit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
-from coverage import BUDGET, EARLY, EARLY_POOLS, VARIANTS, early_option, load  # noqa: E402
+from coverage import (  # noqa: E402
+    BUDGET,
+    EARLY,
+    EARLY_POOLS,
+    VARIANTS,
+    early_option,
+    load,
+    region_level,
+)
 
 OUT = HERE / "results" / "interval_parts.csv"
 EARLY_OUT = HERE / "results" / "interval_parts_early.csv"
@@ -77,6 +84,7 @@ def one_run(task) -> list[dict]:
         options = {**options, "budget": BUDGET}
     sampler = ec.make_sampler(sampler_name, pool, measure, seed, **options)
     logit_p = classifier_logit(pool.prob[:, 1])
+    order = np.argsort(logit_p)
     negative = pool.y_pred == 0
     rows = []
     for labels in checkpoints:
@@ -97,7 +105,6 @@ def one_run(task) -> list[dict]:
         labelled = sampler.labels_ >= 0
         mapped = expit(calibration.coef_[0] + calibration.coef_[1] * logit_p)
         hidden_by_map = np.where(~labelled & negative, mapped, 0.0)
-        order = np.argsort(logit_p)
         mass = np.cumsum(hidden_by_map[order])
         cut = logit_p[order][np.searchsorted(mass, mass[-1] / 2)]
         checked = labelled & negative & (logit_p <= cut)
@@ -148,12 +155,6 @@ def rows_for(pool_name: str, name: str, repeats: int, jobs: int, checkpoints) ->
         row["region_level"] = region_level()
         rows.append(row)
     return rows
-
-
-def region_level() -> float:
-    """The drop in log posterior, times 2, that bounds the recalibration's region
-    (``intervals.recalibration_spread``): 5.99 since 2026-11-27, 3.84 before."""
-    return round(float(intervals._REGION_Z**2), 2)
 
 
 def write_markdown(table: pd.DataFrame, path: Path, early: bool = False) -> None:

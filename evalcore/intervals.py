@@ -279,12 +279,14 @@ class ModelSpread:
     ``weight`` w on M1, the fitted map, and 1 - w on M0, p̂ itself; ``identity`` G_0 and
     ``at_map`` G_1 the measure under either map; ``remainder`` r the standard deviation of
     what the unlabelled items' answers add under the model (``remainder_variance``). F_1 is
-    M1's posterior of G, read from its profile-likelihood limits (``recalibration_spread``):
-    the signed root of the likelihood ratio is close to N(0, 1) (Barndorff-Nielsen & Cox 1994,
-    Sec. 3.4), so G_1 + s z is G's quantile at Phi(z), with ``below`` s on the side under the
-    MAP and ``above`` s over it (the region's 95% limits over 1.96 each), and r added to each
-    in quadrature. For the Dirichlet tree (multi-class pools) w = 0 and G_0 is the model's
-    estimate.
+    M1's posterior of G, read from G_1's extremes over the recalibration's 95% confidence
+    region (``recalibration_spread``), taken as its 2.5% and 97.5% quantiles: G_1 + s z is
+    G's quantile at Phi(z), with ``below`` s on the side under the MAP and ``above`` s over
+    it (the extremes' distances over 1.96 each), and r added to each in quadrature. At one
+    degree of freedom the extremes are the profile-likelihood limits, whose signed root of
+    the likelihood ratio is close to N(0, 1) (Barndorff-Nielsen & Cox 1994, Sec. 3.4); the
+    region at two is wider where that approximation fails, early in a session. For the
+    Dirichlet tree (multi-class pools) w = 0 and G_0 is the model's estimate.
 
     The limits are F's quantiles: where w is small (the answers bear p̂ out), M1's long tail
     reaches only as far as its share of the tail probability allows. Before, the variance of
