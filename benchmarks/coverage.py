@@ -17,8 +17,12 @@ into ``coverage_early.csv`` and ``.md``: what an expert sees before the first fe
 answers. A synthetic pool's name with " #r" appended (``--pools "over_confident (prob) #3"``)
 is its realisation r, redrawn from the same model with seed r (``realisations.py``).
 
+``--measure`` takes another measure of ``evalcore.MEASURE_NAMES`` in place of F1 (each
+sampler's proposal is then the one for that measure), into ``coverage_<measure>.csv`` and
+``.md`` (``coverage_early_<measure>`` with ``--early``).
+
     python benchmarks/coverage.py [--repeats 200] [--jobs 2] [--resume] [--pools a,b] [--early]
-        [--samplers a,b] [--out F]
+        [--measure recall] [--samplers a,b] [--out F]
 """
 
 from __future__ import annotations
@@ -157,13 +161,13 @@ def load(name: str) -> ec.Pool:
     return ec.Pool.from_dataframe(frame, mapping)
 
 
-def rows_for(pool_name, pool, name, repeats, jobs, checkpoints=CHECKPOINTS):
+def rows_for(pool_name, pool, name, repeats, jobs, checkpoints=CHECKPOINTS, measure="f1"):
     sampler, options = VARIANTS.get(name, (name, {}))
     if sampler == "bernoulli":
         options = {**options, "budget": BUDGET}  # a plan for 2000 labels, read early too
     result = ec.simulate(
         pool,
-        "f1",
+        measure,
         sampler,
         max(checkpoints),
         repeats,
@@ -216,17 +220,19 @@ def rows_for(pool_name, pool, name, repeats, jobs, checkpoints=CHECKPOINTS):
     return rows
 
 
-def _above_reason(row) -> str:
-    """Why a cell covers above the band, from its own columns (how often F1 is undefined;
-    whether its median width is below a normal interval's at its MSE, ``width / normal``)
-    and, where ``interval_parts.py`` measured the same pool, sampler and label count (in
-    other runs), how much wider the hull is than the design's interval alone."""
-    reason = f"F1 undefined in {row.undefined:.0%} of runs; " if row.undefined > 0 else ""
+def _above_reason(row, measure: str = "f1") -> str:
+    """Why a cell covers above the band, from its own columns (how often the measure is
+    undefined; whether its median width is below a normal interval's at its MSE, ``width /
+    normal``) and, for F1 where ``interval_parts.py`` measured the same pool, sampler and
+    label count (in other runs), how much wider the hull is than the design's interval
+    alone."""
+    name = _shown(measure)
+    reason = f"{name} undefined in {row.undefined:.0%} of runs; " if row.undefined > 0 else ""
     if row.undefined > 0 and row.width > 0.5:
-        return reason + "where it is defined, the interval spans most of F1's range"
+        return reason + f"where it is defined, the interval spans most of {name}'s range"
     if row.width < 2 * 1.96 * np.sqrt(row.mse):
         return reason + "not wide for its MSE (the errors are more peaked than a normal's)"
-    parts = _interval_parts().get((row.pool, row.sampler, row.n_labels))
+    parts = _interval_parts(measure).get((row.pool, row.sampler, row.n_labels))
     if parts is not None and parts.hull_width > 1.05 * parts.design_width:
         ratio = parts.hull_width / parts.design_width
         return reason + (
@@ -236,12 +242,12 @@ def _above_reason(row) -> str:
     return reason + "wide for its MSE"
 
 
-def _below_reason(row) -> str:
+def _below_reason(row, measure: str = "f1") -> str:
     """Why a cell covers below the band, where ``SHORTFALLS`` has no reason written out:
     the hull covers whenever one of its parts does, so both miss; how often each covers in
     ``interval_parts.py``'s runs of the same pool, sampler and label count (other seeds),
     and how many false negatives the recalibrated map hides there against the truth."""
-    parts = _interval_parts().get((row.pool, row.sampler, row.n_labels))
+    parts = _interval_parts(measure).get((row.pool, row.sampler, row.n_labels))
     if parts is None:
         return ""
     return (
@@ -265,11 +271,13 @@ def region_level() -> float:
 
 
 @functools.cache
-def _interval_parts() -> dict:
+def _interval_parts(measure: str = "f1") -> dict:
     """The rows of ``PARTS`` measured with today's recalibration region, by (pool, sampler,
     labels), each with the Markdown file it is shown in (``source``); empty where they are
-    missing."""
+    missing, and for measures other than F1, which ``interval_parts.py`` does not read."""
     rows = {}
+    if measure != "f1":
+        return rows
     for path in filter(Path.exists, PARTS):
         table = pd.read_csv(path).assign(source=path.with_suffix(".md").name)
         table = table[table.region_level == region_level()]
@@ -277,16 +285,16 @@ def _interval_parts() -> dict:
     return rows
 
 
-def verdict(row, early: bool = False) -> str:
+def verdict(row, early: bool = False, measure: str = "f1") -> str:
     notes = []
     if not np.isfinite(row.coverage):
         notes.append("undefined in every run")
     elif row.coverage < 0.92:
         reason = (EARLY_SHORTFALLS if early else SHORTFALLS).get((row.pool, row.sampler))
-        reason = reason or _below_reason(row)
+        reason = (reason if measure == "f1" else None) or _below_reason(row, measure)
         notes.append("below target" + (f": {reason}" if reason else ""))
     elif row.coverage > 0.98:
-        notes.append("above target: " + _above_reason(row))
+        notes.append("above target: " + _above_reason(row, measure))
     made = getattr(row, "intervals", None)
     made = "" if not isinstance(made, str) else made
     if made == construction(row.sampler):
@@ -309,18 +317,29 @@ def verdict(row, early: bool = False) -> str:
     return "; ".join(notes)
 
 
+def _shown(measure: str) -> str:
+    """A measure's name as the tables write it: "F1", "MCC", "recall"."""
+    return {"f1": "F1", "mcc": "MCC"}.get(measure, measure.replace("_", " "))
+
+
 def write_markdown(
-    path: Path = OUT, repeats: int | None = None, early: bool = False, options: str = ""
+    path: Path = OUT,
+    repeats: int | None = None,
+    early: bool = False,
+    options: str = "",
+    measure: str = "f1",
 ) -> None:
     """The Markdown table beside ``path``; ``options`` are the command's further options
     (``--pools`` and the like), as they appear in the table's first line."""
     table = pd.read_csv(path)
     lines = [
-        "# Coverage of nominal 95% intervals (F1)" + (", early in a session" if early else ""),
+        f"# Coverage of nominal 95% intervals ({_shown(measure)})"
+        + (", early in a session" if early else ""),
         "",
         "Made by `python benchmarks/coverage.py"
         + (f" --repeats {repeats}" if repeats else "")
         + (" --early" if early else "")
+        + (f" --measure {measure}" if measure != "f1" else "")
         + options
         + "` (seeded; one simulation per pool and sampler, read at each label count"
         + ("; Bernoulli sampling plans for 2000 labels" if early else "")
@@ -369,7 +388,7 @@ def write_markdown(
                 f"| {row.sampler} | {row.n_labels} | {row.runs} | {row.coverage:.3f} | "
                 f"{row.coverage_low:.3f}-{row.coverage_high:.3f} | {row.width:.3f} | "
                 f"{row.width / (2 * 1.96 * np.sqrt(row.mse)):.2f} | {row.mse:.2e} | "
-                f"{row.undefined:.2f} | {verdict(row, early)} |"
+                f"{row.undefined:.2f} | {verdict(row, early, measure)} |"
             )
         lines.append("")
     path.with_suffix(".md").write_text("\n".join(lines))
@@ -380,10 +399,20 @@ def early_option(parser) -> None:
     parser.add_argument("--early", action="store_true", help="read 20-150 labels")
 
 
+def command_options(parser) -> None:
+    """``--early`` and ``--measure``."""
+    early_option(parser)
+    parser.add_argument("--measure", default="f1", help="the measure (default F1)")
+
+
 def main() -> None:
-    args = resumable.parse(__doc__.splitlines()[0], 200, OUT, early_option)
-    if args.early and args.out == OUT:
-        args.out = EARLY_OUT
+    args = resumable.parse(__doc__.splitlines()[0], 200, OUT, command_options)
+    ec.get_measure(args.measure)  # a clear error before any run for an unknown name
+    default_out = EARLY_OUT if args.early else OUT
+    if args.measure != "f1":
+        default_out = default_out.with_name(f"{default_out.stem}_{args.measure}.csv")
+    if args.out == OUT:
+        args.out = default_out
     checkpoints = EARLY if args.early else CHECKPOINTS
     pools = args.pools.split(",") if args.pools else list(EARLY_POOLS if args.early else POOLS)
     samplers = args.samplers.split(",") if args.samplers else SAMPLERS
@@ -394,7 +423,7 @@ def main() -> None:
         for name, value in (("pools", args.pools), ("samplers", args.samplers))
         if value
     )
-    if args.out not in (OUT, EARLY_OUT):
+    if args.out != default_out:
         options += f" --out {resumable.shown(args.out)}"
     done = resumable.done(args)
     for pool_name in pools:
@@ -404,10 +433,12 @@ def main() -> None:
                 continue
             start = time.perf_counter()
             frame = pd.DataFrame(
-                rows_for(pool_name, pool, sampler, args.repeats, args.jobs, checkpoints)
+                rows_for(
+                    pool_name, pool, sampler, args.repeats, args.jobs, checkpoints, args.measure
+                )
             )
             frame = resumable.save(frame, args.out)
-            write_markdown(args.out, args.repeats, args.early, options)
+            write_markdown(args.out, args.repeats, args.early, options, args.measure)
             print(frame.tail(len(checkpoints)).to_string(index=False), flush=True)
             print(f"# {pool_name} {sampler}: {time.perf_counter() - start:.0f} s", flush=True)
 
