@@ -226,7 +226,7 @@ def _above_reason(row, measure: str = "f1") -> str:
     normal``) and, for F1 where ``interval_parts.py`` measured the same pool, sampler and
     label count (in other runs), how much wider the hull is than the design's interval
     alone."""
-    name = _shown(measure)
+    name = measure_title(measure)
     reason = f"{name} undefined in {row.undefined:.0%} of runs; " if row.undefined > 0 else ""
     if row.undefined > 0 and row.width > 0.5:
         return reason + f"where it is defined, the interval spans most of {name}'s range"
@@ -317,7 +317,7 @@ def verdict(row, early: bool = False, measure: str = "f1") -> str:
     return "; ".join(notes)
 
 
-def _shown(measure: str) -> str:
+def measure_title(measure: str) -> str:
     """A measure's name as the tables write it: "F1", "MCC", "recall"."""
     return {"f1": "F1", "mcc": "MCC"}.get(measure, measure.replace("_", " "))
 
@@ -333,7 +333,7 @@ def write_markdown(
     (``--pools`` and the like), as they appear in the table's first line."""
     table = pd.read_csv(path)
     lines = [
-        f"# Coverage of nominal 95% intervals ({_shown(measure)})"
+        f"# Coverage of nominal 95% intervals ({measure_title(measure)})"
         + (", early in a session" if early else ""),
         "",
         "Made by `python benchmarks/coverage.py"

@@ -9,10 +9,11 @@ quantiles), the weight w on the recalibrated map M1, M1's estimate G_1, its own 
 (w = 1) and its MAP (a, b) (the truth is (0, 1/3)), and how many answers the sampler has
 where logit p̂ < -6 (the tail, 99.7% of the items) and in [-6, 2) (32 items, 8 positive),
 with the tail's positives found. Then the same split by whether a tail positive was found.
-Written to benchmarks/results/oasis_tail.md (``--out`` for another file).
+Written to benchmarks/results/oasis_tail.md (``--out`` for another file). ``--measure``
+reads another measure than F1, the sampler proposing for it.
 
     python benchmarks/oasis_tail.py [--runs 48] [--first-seed 16] [--labels 1000]
-        [--sampler oasis] [--out FILE]
+        [--sampler oasis] [--measure f1] [--out FILE]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from evalcore.oracle import classifier_logit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
-from coverage import BUDGET  # noqa: E402
+from coverage import BUDGET, measure_title  # noqa: E402
 from default_sampler import load  # noqa: E402
 
 OUT = HERE / "results" / "oasis_tail.md"
@@ -75,10 +76,11 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=16)
     parser.add_argument("--labels", type=int, default=1000)
     parser.add_argument("--sampler", default="oasis")
+    parser.add_argument("--measure", default="f1")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     out = args.out.resolve()
-    pool, measure = load("over_confident (prob)"), ec.get_measure("f1")
+    pool, measure = load("over_confident (prob)"), ec.get_measure(args.measure)
     truth = float(measure.g(ec.diagnostics.true_risk(pool, measure))[0])
     logit_p = classifier_logit(pool.prob[:, 1])
     seeds = range(args.first_seed, args.first_seed + args.runs)
@@ -89,10 +91,12 @@ def main() -> None:
     command = f"--runs {args.runs} --first-seed {args.first_seed} --labels {args.labels}"
     if args.sampler != "oasis":
         command += f" --sampler {args.sampler}"
+    if args.measure != "f1":
+        command += f" --measure {args.measure}"
     if out != OUT:
         command += f" --out {resumable.shown(out)}"
     lines = [
-        f"# {named} on over_confident: which runs miss (F1)",
+        f"# {named} on over_confident: which runs miss ({measure_title(args.measure)})",
         "",
         f"Made by `python benchmarks/oasis_tail.py {command}`. Truth {truth:.3f}. "
         "Tail: logit p̂ < -6; middle: logit p̂ in [-6, 2) (32 items). "
