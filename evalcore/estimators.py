@@ -810,7 +810,18 @@ def estimate(
 def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> Estimate:
     """Add the bounds, the caveat and (with ``add_model``) the model variance to ``design``:
     for importance sampling and Bernoulli designs the variance of the unlabelled remainder,
-    for stratified designs the model's stratum variances where they exceed the sample's."""
+    for stratified designs the model's stratum variances where they exceed the sample's.
+
+    The value is clipped to the bounds. The measure lies in them whatever the unlabelled
+    items are, so the nearest bound is never further from it than a value outside them (a
+    projection onto an interval that holds the truth never adds error), and the estimate
+    stays inside its interval, which is clipped to them too. Once every item that can change
+    the measure is labelled the bounds meet and the value is the measure itself; before,
+    precision by AIS, with every predicted positive labelled, read 0.788 for 0.789 (OASIS
+    0.802) inside a zero-width interval at 0.789. Early in a session an estimate of F1 or
+    recall above the largest value the pool allows was reported beside an interval below
+    it. Measured on the runs of ``benchmarks/coverage.py --early`` (F1, the default AIS,
+    200 runs, six pools): the same coverage and widths, MSE x0.81-1.00."""
     pool = sampler.pool
     n_codes, C = measure.n_codes(pool), pool.n_classes
     view = intervals.oracle_view(sampler, codes, n_codes)
@@ -836,8 +847,10 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
         modelled = model_variance is not None and np.all(np.isfinite(model_variance))
         if caveat is None and design.factor is None and not modelled:
             caveat = design.caveat  # neither the design nor the model gives a variance yet
+    value = np.clip(design.value, *bounds) if design.defined else design.value
     return replace(
         design,
+        value=value,
         model_variance=model_variance,
         model_value=None if model is None else model[0],
         model_spread=None if model is None else model[1],

@@ -506,6 +506,20 @@ def stratified_variance(sampler, view: OracleView, u: np.ndarray, items, labels)
     return coefficient @ (np.maximum(sample, model) - sample)
 
 
+def _settled_value(measure, table, known_mass, unlabelled, n_pool) -> np.ndarray | None:
+    """The measure, (m,), where no unlabelled item can change it: every unlabelled item's
+    code has the same loss for every class (``session.informative_items``; precision once
+    the predicted positives are labelled, any measure once every item is). None otherwise,
+    or while the measure is undefined."""
+    varies = np.any(table != table[:, :1], axis=(1, 2))
+    if np.any(unlabelled[varies]):
+        return None
+    mass = known_mass.astype(float).copy()
+    mass[:, 0] += unlabelled
+    risk = np.tensordot(mass, table, axes=([0, 1], [0, 1])) / n_pool
+    return measure.g(risk) if measure.undefined_reason(risk) is None else None
+
+
 def measure_bounds(
     measure: Measure, known_mass: np.ndarray, unlabelled: np.ndarray, n_pool: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -517,13 +531,20 @@ def measure_bounds(
     feasible set); binary measures that are not (balanced accuracy, MCC, Fowlkes-Mallows)
     are also evaluated on a grid of positive shares per code, a close inner approximation.
     Where the vertices are too many (PR curves, many classes) the measure's natural range
-    is returned.
+    is returned, unless no unlabelled item can change the measure: then both bounds are its
+    value (``_settled_value``).
     """
     low, high = (np.full(measure.m, float(v)) for v in measure.value_range)
     n_codes, C = known_mass.shape
-    if C**n_codes > _MAX_BOUND_VERTICES:
+    few_vertices = C**n_codes <= _MAX_BOUND_VERTICES
+    if few_vertices or not np.any(unlabelled):
+        table = measure.loss_table(n_codes, C)
+        settled = _settled_value(measure, table, known_mass, unlabelled, n_pool)
+        if settled is not None:
+            known = np.isfinite(settled)
+            return np.where(known, settled, low), np.where(known, settled, high)
+    if not few_vertices:
         return low, high
-    table = measure.loss_table(n_codes, C)
     masses = []
     for assignment in itertools.product(range(C), repeat=n_codes):
         mass = known_mass.astype(float).copy()
