@@ -844,7 +844,10 @@ class AISSampler(ImportanceSampler):
         cells, _, total, sq_norm, risk = item
         tree = share * block[0] / block[2]
         q = (1 - share) * cells / total + tree
-        scale = self.pool.n_pool * (self.n_labels + 1) / (q @ self.cell_unlabelled_)
+        unlabelled = q @ self.cell_unlabelled_
+        if unlabelled == 0:  # every item whose answer can change the measure is labelled
+            return np.zeros(len(q), dtype=bool)
+        scale = self.pool.n_pool * (self.n_labels + 1) / unlabelled
         reach = self.find_reach(risk, sq_norm)[self.cell_code_]
         chance = np.sum(self._nonzero[self.cell_code_] * response, axis=1)
         return (reach > scale * q) & (chance * reach <= scale * tree)

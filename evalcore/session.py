@@ -37,6 +37,7 @@ __all__ = [
     "make_sampler",
     "SAMPLER_NAMES",
     "SessionError",
+    "informative_items",
     "pool_fingerprint",
     "log_digest",
     "ReplayError",
@@ -97,6 +98,19 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
         return dict(options)
     later = _LATER_OPTIONS.get(sampler_name, {})
     return {**{name: old for name, (_, old) in later.items()}, **options}
+
+
+def informative_items(pool: Pool | RegressionPool, measure) -> np.ndarray:
+    """Whether each item's answer can change the measure, (N,) bool: its loss differs between
+    the classes (precision's predicted negatives add nothing whatever their label); every
+    item of a regression pool. Once a deterministic oracle has answered all of them the
+    estimate is the measure itself, and no importance-sampling proposal has mass left on an
+    unlabelled item (Prop. 4's q is zero where the loss is zero for every label)."""
+    if isinstance(pool, RegressionPool):
+        return np.ones(pool.n_pool, dtype=bool)
+    table = measure.loss_table(measure.n_codes(pool), pool.n_classes)
+    varies = np.any(table != table[:, :1], axis=(1, 2))
+    return varies[measure.codes(pool)]
 
 
 def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
@@ -197,6 +211,8 @@ class Session:
         self.options = {**{name: new for name, (new, _) in later.items()}, **self.options}
         self._checkpoints: dict[int, object] = {}  # answers recorded -> a copy of the sampler
         self._fresh = False  # the sampler is as built from the seed (nothing drawn yet)
+        # ``informative_items`` and their count, when ``exhausted`` is first asked
+        self._informative: tuple[np.ndarray, int] | None = None
         self._replay(list(self.log))
 
     def _replay(
@@ -270,16 +286,37 @@ class Session:
         return len(self.log)
 
     @property
+    def exhausted(self) -> bool:
+        """Every item whose answer can change the measure is labelled (``informative_items``;
+        a deterministic oracle): the estimate is exact, and no further answer could move it.
+        Precision reaches it once the predicted positives are labelled, whatever the budget."""
+        if not self.options.get("deterministic", True):
+            return False
+        if self._informative is None:
+            mask = informative_items(self.pool, self.measure)
+            self._informative = (mask, np.count_nonzero(mask))
+        mask, count = self._informative
+        if len(self.log) < count:  # O(1) while too few answers: every measure but precision
+            return False
+        labelled = np.unique(np.fromiter((item for item, _ in self.log), np.int64))
+        return np.count_nonzero(mask[labelled]) == count
+
+    @property
     def done(self) -> bool:
-        """The budget is used: distinct labels for the importance-sampling and stratified
-        designs; for Bernoulli sampling all planned rounds (the budget is their expected size).
-        """
+        """The budget is used (distinct labels for the importance-sampling and stratified
+        designs; for Bernoulli sampling all planned rounds, the budget being their expected
+        size), or the session is ``exhausted``."""
         if isinstance(self.sampler, BernoulliSampler | RegressionBernoulliSampler):
-            return self.sampler.finished
-        return self.budget is not None and self.n_labels >= self.budget
+            return self.sampler.finished or self.exhausted
+        return (self.budget is not None and self.n_labels >= self.budget) or self.exhausted
 
     def next_item(self) -> Proposal:
         """The next item that needs the expert's answer; reused answers are recorded here."""
+        if self.exhausted:
+            raise SessionError(
+                f"every item whose answer can change the {self.measure_name} is labelled; "
+                "the estimate is exact."
+            )
         if self.done:
             raise SessionError("the label budget is used up.")
         self._fresh = False

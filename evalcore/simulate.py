@@ -37,7 +37,7 @@ from .regression import (
 )
 from .regression import true_risk as regression_true_risk
 from .samplers import ImportanceSampler
-from .session import make_sampler
+from .session import informative_items, make_sampler
 
 __all__ = ["Run", "SimulationResult", "simulate", "run_once"]
 
@@ -64,7 +64,9 @@ def run_once(
     record_every: int = 1,
     options: dict | None = None,
 ) -> Run:
-    """Run one sampler to ``budget`` labels with the true labels (values) as the oracle."""
+    """Run one sampler to ``budget`` labels with the true labels (values) as the oracle, or
+    until every item whose answer can change the measure is labelled (``informative_items``;
+    the last record then holds the measure itself)."""
     if isinstance(pool, RegressionPool):
         measure = get_regression_measure(measure_name)
         sampler = make_regression_sampler(
@@ -79,11 +81,19 @@ def run_once(
     q_star = optimal_proposal(pool, measure) if proposes else None
     records = ([], [], [], [], [])
     last = 0
-    while not _finished(sampler, budget):
+    informative = informative_items(pool, measure)
+    deterministic = (options or {}).get("deterministic", True)
+    left = np.count_nonzero(informative) if deterministic else -1  # -1: never exhausted
+    ended = _finished(sampler, budget)
+    while not ended:
         proposal = sampler.propose()
+        before = sampler.n_labels
         sampler.record(pool.y_true[proposal.item])
         n = sampler.n_labels
-        if n == last or (n % record_every and not _finished(sampler, budget)):
+        if n > before and informative[proposal.item]:
+            left -= 1
+        ended = _finished(sampler, budget) or left == 0
+        if n == last or (n % record_every and not ended):
             continue
         last = n
         est = sampler.estimate() if isinstance(pool, RegressionPool) else estimate(sampler)

@@ -259,6 +259,21 @@ def labelled_session(budget=40, clicks=2, **options):
     return at
 
 
+def test_a_precision_session_says_it_is_exact_once_the_predicted_positives_are_labelled():
+    # regression: the next item was searched for forever once no unlabelled item could
+    # change the precision (products.csv predicts 106 positives)
+    at = started("ais", budget=300, measure="precision")
+    at.number_input(key="auto_count").set_value(150).run()
+    at.button(key="auto").click().run()
+    assert not at.exception, at.exception
+    assert progress(at).startswith("106 of 300")
+    assert "every item whose answer can change it is labelled" in " ".join(
+        s.value for s in at.success
+    )
+    keys = [button.key for button in at.button]
+    assert "label_0" not in keys and "auto" not in keys  # nothing left to answer
+
+
 def test_the_convergence_page_plots_the_session():
     at = labelled_session()
     at.switch_page("views/convergence_page.py").run()

@@ -266,3 +266,55 @@ def test_sessions_of_one_measure_on_one_pool_share_the_intervals_grouping(pool):
     views = [ec.intervals.oracle_view(s.sampler, s.sampler.codes_, 2) for s in (first, second)]
     assert views[0].grouping is views[1].grouping  # one O(N) grouping per pool and measure
     assert views[0].model is not views[1].model  # each session fits its own answers
+
+
+@pytest.fixture(scope="module")
+def few_predicted():
+    """Predicted positives are the only items whose answer can change precision: 38 here."""
+    return synthetic_pool(n=1500, positive_rate=0.02, seed=5, separation=5.0)
+
+
+def test_the_items_that_can_change_a_measure_are_those_whose_loss_depends_on_the_label(
+    few_predicted,
+):
+    pool = few_predicted
+    precision = ec.get_measure("precision")
+    np.testing.assert_array_equal(ec.informative_items(pool, precision), pool.y_pred == 1)
+    for name in ("recall", "f1", "accuracy", "mcc"):
+        assert ec.informative_items(pool, ec.get_measure(name)).all()
+
+
+@pytest.mark.parametrize("name", ["ais", "is", "ais-1", "oasis", "bernoulli"])
+def test_a_precision_session_ends_exact_once_every_predicted_positive_is_labelled(
+    name, few_predicted
+):
+    """Regression: the importance samplers have no mass left on an unlabelled item then, and
+    ``next_item`` drew labelled items forever (the app and ``simulate`` hung)."""
+    pool = few_predicted
+    predicted = int(pool.y_pred.sum())
+    session = ec.Session(pool, "precision", name, seed=2, budget=10 * predicted)
+    for _ in range(10 * predicted):
+        if session.done:
+            break
+        proposal = session.next_item()
+        session.record(proposal.item, pool.y_true[proposal.item])
+    assert session.exhausted and session.done
+    labelled = [item for item, _ in session.log]
+    assert set(np.flatnonzero(pool.y_pred)) <= set(labelled)
+    if name in ("ais", "is", "ais-1"):  # Prop. 4's q is zero where the loss is
+        assert len(labelled) == predicted
+    truth = pool.y_true[pool.y_pred == 1].mean()
+    estimate = session.estimate()
+    np.testing.assert_allclose(estimate.value, [truth])
+    np.testing.assert_allclose(estimate.confidence_interval(), ([truth], [truth]))
+    with pytest.raises(ec.SessionError, match="can change the precision is labelled"):
+        session.next_item()
+
+
+def test_a_session_that_asks_again_is_never_exhausted(few_predicted):
+    pool = few_predicted
+    predicted = int(pool.y_pred.sum())
+    options = {"deterministic": False}
+    session = ec.Session(pool, "precision", "is", seed=2, budget=None, options=options)
+    label_n(session, pool, predicted + 20)
+    assert not session.exhausted and not session.done

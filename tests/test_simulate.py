@@ -2,8 +2,10 @@
 
 import io
 import json
+import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -282,6 +284,39 @@ def test_a_run_that_ended_earlier_is_not_counted_as_undefined():
     at_two = result.summary(n_boot=50).iloc[1]
     assert at_two["runs"] == 1 and at_two["undefined"] == 0.0
     assert at_two["mse"] == pytest.approx(0.01)
+
+
+@contextmanager
+def at_most(seconds: int):
+    """Fail, not hang, when the block runs longer than ``seconds``."""
+
+    def stop(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("sampler", ["ais", "is"])
+def test_a_precision_run_ends_exact_once_every_predicted_positive_is_labelled(sampler):
+    # regression: the proposal had no mass left on an unlabelled item, and the run drew
+    # labelled items until memory ran out
+    pool = synthetic_pool(n=1500, positive_rate=0.02, seed=5, separation=5.0)
+    predicted = int(pool.y_pred.sum())
+    with at_most(60):
+        result = ec.simulate(pool, "precision", sampler, 10 * predicted, 2, seed=1)
+    truth = pool.y_true[pool.y_pred == 1].mean()
+    for run in result.runs:
+        assert run.n_labels[-1] == predicted
+        np.testing.assert_allclose(run.estimate[-1], [truth])
+        np.testing.assert_allclose([run.ci_low[-1], run.ci_high[-1]], [[truth], [truth]])
+    final = result.final()
+    assert final["mse"] == pytest.approx(0.0, abs=1e-24) and final["coverage"] == 1.0
 
 
 def test_cli_help_lists_every_measure_and_sampler_with_a_line_each():

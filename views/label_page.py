@@ -332,7 +332,14 @@ def labelling() -> None:
                 "drawn decide the exact count. The estimate is valid at any point in a round."
             )
         shown_log = ec.log_digest(session.log)
-        if session.done:
+        if session.exhausted:
+            measure = session.measure_name.split(":")[0]
+            st.success(
+                f"{common.MEASURE_LABELS.get(measure, measure)}: every item whose answer can "
+                "change it is labelled, so the estimate is exact and no further answer could "
+                "change it."
+            )
+        elif session.done:
             st.success("The label budget is used: the estimate and its interval are final.")
         else:
             proposal = session.next_item()
