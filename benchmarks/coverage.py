@@ -67,10 +67,14 @@ PARTS = [HERE / "results" / "interval_parts.csv", HERE / "results" / "interval_p
 # ellipse on 64 quantile bins); "+bma" = the model's limits are the quantiles of its model
 # average (intervals.ModelSpread; they were the delta method on the logit scale with the
 # average's variance); "+2df" = the recalibration's region at chi-square's 95% quantile with
-# two degrees of freedom (it was one, the profile likelihood's level); rows without a tag
-# predate the hull
-INTERVALS = "hull+logit+recal+profile+bma+2df"
+# two degrees of freedom (it was one, the profile likelihood's level); "+clip" = the estimate
+# is clipped to the range the measure can still take (estimators._with_model), which only
+# moves estimates outside it and so can only lower the MSE; rows without a tag predate the
+# hull
+INTERVALS = "hull+logit+recal+profile+bma+2df+clip"
 EARLIER = {  # a row's construction without "+rb": what its note says
+    "hull+logit+recal+profile+bma+2df": "measured before the estimate was clipped to its "
+    "bounds (the same draws; the clip can only lower the MSE)",
     "hull+logit+recal+profile+bma": "measured with the recalibration's region at one degree "
     "of freedom",
     "hull+logit+recal+profile": "measured with the model's variance on the logit scale",
@@ -122,6 +126,20 @@ EARLY_SHORTFALLS = {
         "logit p̂ < -6, the weight on the recalibrated map was 0.11-0.21, and that map's own "
         "limits would have covered 12 of the 19 (early_misses_bernoulli_50.md)"
     ),
+}
+
+
+# the same for recall early on over-confident pools (the reference pool and its realisations;
+# README, "Recall early on an over-confident pool")
+_RECALL_EARLY_MISSES = (
+    "the runs that miss have found no positive at logit p̂ < -6, where 45 of the 80 "
+    "positives hide; their first answers lie among the predicted positives and bear p̂ out, "
+    "so the weight on the recalibrated map stays at 0.14-0.57, while that map's own limits "
+    "would cover 27 of the 28 misses at 20 labels (early_misses_recall_ais_20.md)"
+)
+RECALL_EARLY_SHORTFALLS = {
+    ("over_confident (prob)", "ais"): _RECALL_EARLY_MISSES,
+    ("over_confident (prob)", "is"): _RECALL_EARLY_MISSES,
 }
 
 
@@ -181,8 +199,10 @@ def rows_for(pool_name, pool, name, repeats, jobs, checkpoints=CHECKPOINTS, meas
     for labels in checkpoints:
         values, lows, highs = [], [], []
         for run in result.runs:
-            if sampler == "bernoulli" and labels == BUDGET:
-                at = len(run.n_labels) - 1  # the plan's final estimate
+            if (sampler == "bernoulli" and labels == BUDGET) or run.n_labels[-1] < labels:
+                # the plan's final estimate, or a run that ended sooner: every item that can
+                # change the measure is labelled (precision), and its estimate is final
+                at = len(run.n_labels) - 1
             else:
                 found = np.flatnonzero(run.n_labels == labels)
                 if not len(found):
@@ -290,8 +310,15 @@ def verdict(row, early: bool = False, measure: str = "f1") -> str:
     if not np.isfinite(row.coverage):
         notes.append("undefined in every run")
     elif row.coverage < 0.92:
-        reason = (EARLY_SHORTFALLS if early else SHORTFALLS).get((row.pool, row.sampler))
-        reason = (reason if measure == "f1" else None) or _below_reason(row, measure)
+        if measure == "f1":
+            reason = (EARLY_SHORTFALLS if early else SHORTFALLS).get((row.pool, row.sampler))
+        else:
+            shortfalls = RECALL_EARLY_SHORTFALLS if early and measure == "recall" else {}
+            redrawn = row.pool.partition(" #")[0]
+            reason = shortfalls.get((redrawn, row.sampler))
+            if reason and redrawn != row.pool:  # a realisation: what its pool's runs show
+                reason = f"as on {redrawn}, the pool it redraws, where {reason}"
+        reason = reason or _below_reason(row, measure)
         notes.append("below target" + (f": {reason}" if reason else ""))
     elif row.coverage > 0.98:
         notes.append("above target: " + _above_reason(row, measure))
