@@ -820,8 +820,9 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
     precision by AIS, with every predicted positive labelled, read 0.788 for 0.789 (OASIS
     0.802) inside a zero-width interval at 0.789. Early in a session an estimate of F1 or
     recall above the largest value the pool allows was reported beside an interval below
-    it. Measured on the runs of ``benchmarks/coverage.py --early`` (F1, the default AIS,
-    200 runs, six pools): the same coverage and widths, MSE x0.81-1.00."""
+    it. Measured on the runs of ``benchmarks/coverage.py --early`` (F1, 200 runs, six
+    pools): the same coverage and widths, MSE x0.81-1.00 for the default AIS and x0.30-1.00
+    for static IS."""
     pool = sampler.pool
     n_codes, C = measure.n_codes(pool), pool.n_classes
     view = intervals.oracle_view(sampler, codes, n_codes)
