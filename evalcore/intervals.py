@@ -508,11 +508,10 @@ def stratified_variance(sampler, view: OracleView, u: np.ndarray, items, labels)
 
 def _settled_value(measure, table, known_mass, unlabelled, n_pool) -> np.ndarray | None:
     """The measure, (m,), where no unlabelled item can change it: every unlabelled item's
-    code has the same loss for every class (``session.informative_items``; precision once
+    code has the same loss for every class (``Measure.informative_codes``; precision once
     the predicted positives are labelled, any measure once every item is). None otherwise,
     or while the measure is undefined."""
-    varies = np.any(table != table[:, :1], axis=(1, 2))
-    if np.any(unlabelled[varies]):
+    if np.any(unlabelled[measure.informative_codes(*known_mass.shape)]):
         return None
     mass = known_mass.astype(float).copy()
     mass[:, 0] += unlabelled

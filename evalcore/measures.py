@@ -138,6 +138,13 @@ class Measure:
         projected = table @ self.dense_jacobian(R).T
         return np.einsum("cym,cym->cy", projected, projected)
 
+    def informative_codes(self, n_codes: int, n_classes: int) -> np.ndarray:
+        """Whether an answer can change the measure at each code, shape ``(n_codes,)``: its
+        loss differs between the classes (precision's predicted negatives add nothing,
+        whatever their label)."""
+        table = self.loss_table(n_codes, n_classes)
+        return np.any(table != table[:, :1], axis=(1, 2))
+
     def nonzero_loss(self, n_codes: int, n_classes: int) -> np.ndarray:
         """Whether ``loss(c, y) != 0``, shape ``(n_codes, C)`` (the epsilon floor's indicator)."""
         return np.any(self.loss_table(n_codes, n_classes) != 0, axis=2)

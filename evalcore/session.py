@@ -101,16 +101,14 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
 
 
 def informative_items(pool: Pool | RegressionPool, measure) -> np.ndarray:
-    """Whether each item's answer can change the measure, (N,) bool: its loss differs between
-    the classes (precision's predicted negatives add nothing whatever their label); every
-    item of a regression pool. Once a deterministic oracle has answered all of them the
-    estimate is the measure itself, and no importance-sampling proposal has mass left on an
-    unlabelled item (Prop. 4's q is zero where the loss is zero for every label)."""
+    """Whether each item's answer can change the measure, (N,) bool: its code's loss differs
+    between the classes (``Measure.informative_codes``); every item of a regression pool.
+    Once a deterministic oracle has answered all of them the estimate is the measure itself,
+    and no importance-sampling proposal has mass left on an unlabelled item (Prop. 4's q is
+    zero where the loss is zero for every label)."""
     if isinstance(pool, RegressionPool):
         return np.ones(pool.n_pool, dtype=bool)
-    table = measure.loss_table(measure.n_codes(pool), pool.n_classes)
-    varies = np.any(table != table[:, :1], axis=(1, 2))
-    return varies[measure.codes(pool)]
+    return measure.informative_codes(measure.n_codes(pool), pool.n_classes)[measure.codes(pool)]
 
 
 def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):

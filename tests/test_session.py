@@ -270,7 +270,7 @@ def test_sessions_of_one_measure_on_one_pool_share_the_intervals_grouping(pool):
 
 @pytest.fixture(scope="module")
 def few_predicted():
-    """Predicted positives are the only items whose answer can change precision: 38 here."""
+    """Predicted positives are the only items whose answer can change precision: 52 here."""
     return synthetic_pool(n=1500, positive_rate=0.02, seed=5, separation=5.0)
 
 
