@@ -141,6 +141,8 @@ _RECALL_EARLY_MISSES = (
 _RECALL_EARLY_SHORTFALLS = {
     ("over_confident (prob)", "ais"): _RECALL_EARLY_MISSES,
     ("over_confident (prob)", "is"): _RECALL_EARLY_MISSES,
+    ("over_confident (prob)", "ais-1"): "its runs were not examined one by one; the default "
+    "AIS's that miss there are runs whose first answers bear p̂ out: " + _RECALL_EARLY_MISSES,
 }
 MEASURE_EARLY_SHORTFALLS = {
     "recall": _RECALL_EARLY_SHORTFALLS,
