@@ -296,8 +296,8 @@ class Session:
         mask, count = self._informative
         if len(self.log) < count:  # O(1) while too few answers: every measure but precision
             return False
-        labelled = np.unique(np.fromiter((item for item, _ in self.log), np.int64))
-        return np.count_nonzero(mask[labelled]) == count
+        # a deterministic oracle is asked about each item once, so the log's items are distinct
+        return np.count_nonzero(mask[[item for item, _ in self.log]]) == count
 
     @property
     def done(self) -> bool:

@@ -119,10 +119,14 @@ def class_label(pool: ec.Pool, code: int) -> str:
     return plain(name)
 
 
+def measure_label(measure_name: str) -> str:
+    """'F1 score' for "f1", 'F-beta score' for "fbeta:2": the measure in words."""
+    return MEASURE_LABELS.get(measure_name.split(":")[0], measure_name)
+
+
 def describe(measure_name: str, sampler_name: str) -> str:
     """'F1 score by Adaptive importance sampling (AIS)', for titles and lists."""
-    measure = MEASURE_LABELS.get(measure_name.split(":")[0], measure_name)
-    return f"{measure} by {SAMPLER_LABELS.get(sampler_name, sampler_name)}"
+    return f"{measure_label(measure_name)} by {SAMPLER_LABELS.get(sampler_name, sampler_name)}"
 
 
 # How every figure is drawn: the shared template without Streamlit's restyling, as exported.

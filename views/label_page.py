@@ -333,9 +333,8 @@ def labelling() -> None:
             )
         shown_log = ec.log_digest(session.log)
         if session.exhausted:
-            measure = session.measure_name.split(":")[0]
             st.success(
-                f"{common.MEASURE_LABELS.get(measure, measure)}: every item whose answer can "
+                f"{common.measure_label(session.measure_name)}: every item whose answer can "
                 "change it is labelled, so the estimate is exact and no further answer could "
                 "change it."
             )

@@ -31,7 +31,7 @@ if session.n_labels == 0:
 if not session.measure_name.startswith("pr_curve"):
     st.caption(
         "This session's sampler aimed at "
-        f"{common.MEASURE_LABELS.get(session.measure_name.split(':')[0], session.measure_name)}, "
+        f"{common.measure_label(session.measure_name)}, "
         "not at the curve: the curve is re-estimated from the same answers (sample reuse), and "
         "its intervals are wide where the proposal drew few items."
     )
