@@ -134,8 +134,9 @@ class Estimate:
         log(a + b G), mapped back (regression errors, b = 1, and 1 - R^2, a = 1, b = -1: they
         are positive and right-skewed). With a ``model_spread`` the interval is the hull of
         the design's, by ``method``, and the model's, the quantiles of its distribution
-        (``intervals``: the two err on opposite sides). It is clipped to ``bounds``; while
-        there is a ``caveat`` (or the estimate is undefined) it is the bounds themselves.
+        (``intervals``: the two err on opposite sides). It is clipped to ``bounds`` and holds
+        the estimate; while there is a ``caveat`` (or the estimate is undefined) it is the
+        bounds themselves.
         """
         if not 0 < confidence_level < 1:
             raise ValueError("`confidence_level` must lie strictly between 0 and 1.")
@@ -154,7 +155,8 @@ class Estimate:
             high = np.where(np.isnan(se), self.bounds[1], np.minimum(high, self.bounds[1]))
         elif self.bounded:
             low, high = np.clip(low, 0, 1), np.clip(high, 0, 1)
-        return low, high
+        # a settled measure's limits can round an ulp past its estimate (NaN: the limits)
+        return np.fmin(low, self.value), np.fmax(high, self.value)
 
     def limits_from_model(self, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Which limits of ``confidence_interval`` the model's interval set (it reaches beyond

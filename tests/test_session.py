@@ -318,3 +318,25 @@ def test_a_session_that_asks_again_is_never_exhausted(few_predicted):
     session = ec.Session(pool, "precision", "is", seed=2, budget=None, options=options)
     label_n(session, pool, predicted + 20)
     assert not session.exhausted and not session.done
+
+
+@pytest.mark.parametrize("measure", ["f1", "pr_curve:16", "macro_f1"])
+@pytest.mark.parametrize("name", ["stratified", "neyman", "ais", "bernoulli"])
+def test_a_session_labelled_to_the_end_reports_the_measure_inside_its_interval(
+    name, measure, mc_pool
+):
+    """Regression: labelled to the end, the stratified designs' F1 interval came out as
+    (value, value - 1 ulp): the hull's upper limit rounded below the estimate and only the
+    lower one was clipped up to the bounds."""
+    if measure == "macro_f1":
+        pool = mc_pool
+    else:
+        pool = synthetic_pool(n=300, positive_rate=0.05, seed=3, separation=3.0)
+    session = ec.Session(pool, measure, name, seed=4, budget=pool.n_pool)
+    while not session.done:
+        item = session.next_item().item
+        session.record(item, pool.y_true[item])
+    estimate = session.estimate()
+    low, high = estimate.confidence_interval()
+    assert np.all(low <= estimate.value) and np.all(estimate.value <= high)
+    np.testing.assert_allclose(high - low, 0.0, atol=1e-12)
