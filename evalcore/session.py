@@ -30,6 +30,7 @@ from .regression import (
     make_regression_sampler,
 )
 from .samplers import AISSampler, OASISSampler, PassiveSampler, Proposal, StaticISSampler
+from .strata import fitting_depth
 from .stratified import StratifiedSampler
 
 __all__ = [
@@ -112,7 +113,12 @@ def informative_items(pool: Pool | RegressionPool, measure) -> np.ndarray:
 
 
 def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
-    """Build a sampler by name (see ``SAMPLER_NAMES``); ``options`` go to its constructor."""
+    """Build a sampler by name (see ``SAMPLER_NAMES``); ``options`` go to its constructor.
+
+    Blocks and strata not given in ``options`` are the papers' (2^8 blocks, seed 003 Sec.
+    5.2; 10 strata) where the pool can fill each with an item, else as many as it can
+    (``fitting_depth``): a pool of 200 items gets a tree of depth 7."""
+    options = _fitting(name, pool, options)
     rng = np.random.default_rng(seed)
     deterministic = options.pop("deterministic", True)
     batch = options.pop("batch_repeats", True)  # ignored by designs that never repeat a draw
@@ -123,7 +129,7 @@ def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
     if name == "ais":
         return AISSampler(pool, measure, deterministic, rng, batch_repeats=batch, **options)
     if name == "ais-1":
-        n_blocks = options.pop("n_blocks", 2**8)
+        n_blocks = options.pop("n_blocks")
         return AISSampler(
             pool,
             measure,
@@ -143,6 +149,21 @@ def make_sampler(name: str, pool: Pool, measure: Measure, seed: int, **options):
     if name == "bernoulli":
         return BernoulliSampler(pool, measure, rng=rng, **options)
     raise SessionError(f"Unknown sampler `{name}`; choose one of: {', '.join(SAMPLER_NAMES)}.")
+
+
+def _fitting(name: str, pool: Pool, options: dict) -> dict:
+    """``options`` with the blocks or strata ``make_sampler`` fits to the pool where not given."""
+    options = dict(options)
+    n = pool.n_pool
+    if name in ("ais", "bernoulli") and "partition" not in options:
+        options.setdefault("depth", fitting_depth(n, options.get("branching", 2)))
+    elif name == "ais-1":
+        options.setdefault("n_blocks", 2 ** fitting_depth(n))
+    elif name == "oasis":
+        options.setdefault("n_strata", 2 ** fitting_depth(n))
+    elif name in ("stratified", "neyman"):
+        options.setdefault("n_strata", min(10, n))
+    return options
 
 
 def pool_fingerprint(pool: Pool | RegressionPool) -> str:

@@ -112,10 +112,13 @@ def group_order(group: np.ndarray, n_groups: int, rng: np.random.Generator) -> n
     return shuffled[np.argsort(group[shuffled].astype(dtype), kind="stable")]
 
 
-def fitting_depth(n_pool: int) -> int:
-    """The papers' depth 8 (seed 003 Sec. 5.2), or the deepest binary tree whose 2^depth
-    leaves can each hold an item of a smaller pool."""
-    return int(min(8, np.floor(np.log2(max(n_pool, 2)))))
+def fitting_depth(n_pool: int, branching: int = 2) -> int:
+    """The papers' depth 8 (seed 003 Sec. 5.2), or the deepest tree whose branching^depth
+    leaves can each hold an item of a smaller pool (at least 1)."""
+    depth = 1
+    while depth < 8 and branching ** (depth + 1) <= n_pool:
+        depth += 1
+    return depth
 
 
 def partition_pool(

@@ -340,3 +340,30 @@ def test_a_session_labelled_to_the_end_reports_the_measure_inside_its_interval(
     low, high = estimate.confidence_interval()
     assert np.all(low <= estimate.value) and np.all(estimate.value <= high)
     np.testing.assert_allclose(high - low, 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [4, 50, 200])
+@pytest.mark.parametrize("name", ec.SAMPLER_NAMES)
+def test_every_sampler_starts_on_a_small_pool_with_its_defaults(name, n):
+    """Regression: AIS, ais-1, Bernoulli sampling and OASIS asked for 2^8 blocks, so a pool
+    of fewer than 256 items could not start a session (the app's ais-1 has no option to
+    change it); stratified designs asked for 10 strata."""
+    pool = synthetic_pool(n=n, positive_rate=0.3, seed=1)
+    session = ec.Session(pool, "f1", name, seed=3, budget=n)
+    while not session.done:
+        label_n(session, pool, 1)
+    assert session.n_labels <= n
+    if session.exhausted:  # Bernoulli sampling's rounds may end sooner
+        truth = ec.get_measure("f1").g(ec.true_risk(pool, ec.get_measure("f1")))
+        np.testing.assert_allclose(session.estimate().value, truth)
+
+
+def test_a_pool_of_256_items_or_more_keeps_the_papers_2_to_the_8_blocks():
+    pool = synthetic_pool(n=300, seed=1)
+    f1 = ec.get_measure("f1")
+    assert ec.make_sampler("ais-1", pool, f1, 0).partition.n_blocks == 2**8
+    assert ec.make_sampler("oasis", pool, f1, 0).partition.n_blocks == 2**8
+    assert ec.make_sampler("ais", pool, f1, 0, oracle_model="block").partition.depth == 8
+    assert ec.make_sampler("stratified", pool, f1, 0).stratum_size_.size == 10
+    small = synthetic_pool(n=200, seed=1)
+    assert ec.make_sampler("ais-1", small, f1, 0).partition.n_blocks == 2**7

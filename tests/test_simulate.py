@@ -348,3 +348,16 @@ def test_cli_shows_progress_on_a_terminal_and_keeps_stdout_for_the_summary(
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["repeats"] == 4
     quiet = cli(*args[1:])  # a pipe is not a terminal: nothing but the summary
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("sampler", ["ais", "ais-1", "bernoulli", "oasis"])
+def test_cli_simulates_a_pool_smaller_than_the_papers_256_blocks(sampler, tmp_path):
+    """Regression: "Error: the tree has 256 leaves but the pool only 120 items; use a smaller
+    `depth` or `branching`", options the command line does not have."""
+    small = synthetic_pool(n=120, positive_rate=0.2, seed=3)
+    path = tmp_path / "small.csv"
+    frame = {"item_id": np.arange(120), "score": small.scores, "label": small.y_true}
+    pd.DataFrame(frame).to_csv(path, index=False)
+    done = cli(*f"--pool {path} --measure f1 --sampler {sampler} --budget 50 --repeats 2".split())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["repeats"] == 2
