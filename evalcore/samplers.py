@@ -65,6 +65,11 @@ class Draws:
     count: np.ndarray
 
 
+# the least share of the proposal's mass the unlabelled items keep with a deterministic
+# oracle (``ImportanceSampler._next_unlabelled``): above it the draws are exactly as before
+LEAST_UNLABELLED_SHARE = 1e-12
+
+
 def checked_label(label, n_classes: int) -> int:
     """``label`` as a class code, or a ValueError naming the valid range."""
     code = int(label)
@@ -232,7 +237,16 @@ class ImportanceSampler(SharesFrozenArrays):
     def _next_unlabelled(self) -> Proposal | None:
         """Record the repeated draws of labelled items before the next unlabelled draw in
         one step, and propose that draw (see the class docstring); None when no unlabelled
-        item has proposal mass (then draws of labelled items go on one at a time)."""
+        item can be drawn (then draws of labelled items go on one at a time).
+
+        Where the labelled items hold all but ``LEAST_UNLABELLED_SHARE`` of the proposal's
+        mass (an oracle model sure of every answer left: probabilities of exactly 0 or 1, or
+        rounded to them), the proposal is mixed defensively with its own restriction to the
+        unlabelled items, q' = (1 - delta) q_L + delta q_U, so that the unlabelled items keep
+        that share (or, where q gives them none at all, delta spread evenly over those whose
+        answer can change the measure, Theorem 1's support). Without it a session hung: the
+        next new item came after some 10^12 draws or never. Estimates are unchanged in
+        kind: the new item's term is Des Raj's under q' (``estimators``)."""
         total = self.cumulative_mass_[-1]
         n_cells = len(self.cell_size_)
         labelled = np.asarray(self._labelled_items, dtype=np.int64)
@@ -241,16 +255,33 @@ class ImportanceSampler(SharesFrozenArrays):
             unlabelled_mass = self.cumulative_mass_[n_cells - 1]
         else:
             unlabelled_mass = total - values.sum()
-        if not unlabelled_mass > 1e-12 * total:
-            return None
-        self._pending_share = float(values.sum() / total)
-        repeats = int(self.rng_.geometric(unlabelled_mass / total)) - 1
+            if not unlabelled_mass > LEAST_UNLABELLED_SHARE * total:
+                return None  # rejection would not end
+        share = unlabelled_mass / total
+        mixed = not unlabelled_mass > LEAST_UNLABELLED_SHARE * total
+        eligible = None
+        if mixed:
+            share = LEAST_UNLABELLED_SHARE
+            if unlabelled_mass == 0:
+                eligible = self._cells_with_informative_unlabelled()
+                if not eligible.any():
+                    return None
+        self._pending_share = 1.0 - share if mixed else float(values.sum() / total)
+        repeats = int(self.rng_.geometric(share)) - 1
         if repeats:
             counts = self.rng_.multinomial(repeats, values / values.sum())
+            labelled_q = (1.0 - share) * values / values.sum() if mixed else values / total
             for position in np.flatnonzero(counts):
                 self._record_repeats(
-                    int(labelled[position]), values[position] / total, int(counts[position])
+                    int(labelled[position]), labelled_q[position], int(counts[position])
                 )
+        if eligible is not None:  # delta spread evenly over the informative unlabelled items
+            items_per_cell = eligible * self.cell_unlabelled_
+            cumulative = np.cumsum(items_per_cell)
+            cell = int(np.searchsorted(cumulative, self.rng_.random() * cumulative[-1], "right"))
+            item = self._item_in_cell(min(cell, n_cells - 1))
+            q = share / cumulative[-1]
+            return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
         if self.separate_labelled:  # the cells hold the unlabelled items only
             cell = int(
                 np.searchsorted(
@@ -258,6 +289,9 @@ class ImportanceSampler(SharesFrozenArrays):
                 )
             )
             item = self._item_in_cell(min(cell, n_cells - 1))
+            if mixed:
+                q = share * self.cell_value_[self.cell_of_[item]] / unlabelled_mass
+                return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
         else:  # from q restricted to the unlabelled items, by rejection
             while True:
                 cells = np.searchsorted(
@@ -272,6 +306,14 @@ class ImportanceSampler(SharesFrozenArrays):
                     break
         q = self.cell_value_[self.cell_of_[item]] / total
         return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
+
+    def _cells_with_informative_unlabelled(self) -> np.ndarray:
+        """Per cell, whether it holds an unlabelled item whose answer can change the
+        measure (``Measure.informative_codes``), (cells,) bool. O(N): only where the
+        proposal has no mass left on the unlabelled items."""
+        informative = self.measure.informative_codes(self.n_codes_, self.pool.n_classes)
+        wanted = informative[self.codes_] & (self.labels_ < 0)
+        return np.bincount(self.cell_of_[wanted], minlength=len(self.cell_size_)) > 0
 
     def _record_repeats(self, item: int, q: float, count: int) -> None:
         """``count`` draws of the labelled ``item`` at proposal probability ``q``."""

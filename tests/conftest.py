@@ -1,3 +1,6 @@
+import signal
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -31,3 +34,19 @@ def pool():
 @pytest.fixture
 def mc_pool():
     return multiclass_pool()
+
+
+@contextmanager
+def at_most(seconds: int):
+    """Fail, not hang, when the block runs longer than ``seconds``."""
+
+    def stop(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

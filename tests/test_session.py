@@ -3,8 +3,9 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
-from conftest import synthetic_pool
+from conftest import at_most, synthetic_pool
 
 import evalcore as ec
 
@@ -367,3 +368,57 @@ def test_a_pool_of_256_items_or_more_keeps_the_papers_2_to_the_8_blocks():
     assert ec.make_sampler("stratified", pool, f1, 0).stratum_size_.size == 10
     small = synthetic_pool(n=200, seed=1)
     assert ec.make_sampler("ais-1", small, f1, 0).partition.n_blocks == 2**7
+
+
+def pool_with_probabilities(prob_of_score, n=600, seed=0):
+    """A rare-positive pool whose probability column is ``prob_of_score(score)``."""
+    rng = np.random.default_rng(seed)
+    label = (rng.random(n) < 0.05).astype(int)
+    score = rng.normal(3.0 * label - 1.5)
+    frame = pd.DataFrame({"id": np.arange(n), "score": score, "label": label})
+    frame["prob"] = prob_of_score(score)
+    mapping = ec.ColumnMapping(score="score", id="id", label="label", prob="prob")
+    return ec.Pool.from_dataframe(frame, mapping)
+
+
+ROUNDED = {  # probabilities as CSV exports often hold them: many exactly 0
+    "rounded": lambda score: np.round(1 / (1 + np.exp(-2.5 * score)), 2),
+    "hard": lambda score: (score > 0).astype(float),  # a classifier without probabilities
+}
+
+
+@pytest.mark.parametrize("kind", ROUNDED)
+@pytest.mark.parametrize("name", ["ais", "is", "ais-1"])
+def test_a_session_whose_model_is_sure_of_every_answer_left_still_ends(name, kind):
+    """Regression: once the items with a probability above 0 were labelled, the proposal's
+    mass on the unlabelled items fell below 1e-12 (AIS, ais-1: the tree's MAP; static IS:
+    exactly 0), the draws of labelled items went on one at a time, and the label page hung
+    (600 items, 30 rounded to 0.00 here: after 570 answers)."""
+    pool = pool_with_probabilities(ROUNDED[kind])
+    session = ec.Session(pool, "f1", name, seed=2, budget=pool.n_pool)
+    with at_most(60):
+        while not session.done:
+            label_n(session, pool, 1)
+    assert session.exhausted
+    f1 = ec.get_measure("f1")
+    np.testing.assert_allclose(session.estimate().value, f1.g(ec.true_risk(pool, f1)))
+    _, weight, labelled_share = session.sampler.first_draws()
+    least = ec.samplers.LEAST_UNLABELLED_SHARE
+    assert np.all(np.isfinite(weight)) and np.all(labelled_share <= 1 - least)
+
+
+def test_static_is_reaches_the_items_a_hard_classifier_gives_no_chance():
+    """Theorem 1 asks q > 0 wherever an answer can change the measure; with probabilities of
+    exactly 0 static IS gave the predicted negatives none, so no false negative could ever
+    be found. Past the predicted positives it now draws them evenly, at a share of 1e-12."""
+    pool = pool_with_probabilities(ROUNDED["hard"])
+    predicted = int(pool.y_pred.sum())
+    session = ec.Session(pool, "f1", "is", seed=2, budget=predicted + 20)
+    with at_most(60):
+        label_n(session, pool, predicted + 20)
+    items, weight, labelled_share = session.sampler.first_draws()
+    assert pool.y_pred[items[:predicted]].all() and not pool.y_pred[items[predicted:]].any()
+    unlabelled = pool.n_pool - np.arange(predicted, predicted + 20)
+    expected_q = ec.samplers.LEAST_UNLABELLED_SHARE / unlabelled
+    np.testing.assert_allclose(weight[predicted:], 1 / (pool.n_pool * expected_q))
+    np.testing.assert_allclose(labelled_share[predicted:], 1 - ec.samplers.LEAST_UNLABELLED_SHARE)

@@ -2,15 +2,13 @@
 
 import io
 import json
-import signal
 import subprocess
 import sys
-from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import synthetic_pool
+from conftest import at_most, synthetic_pool
 
 import evalcore as ec
 from evalcore.simulate import Run, SimulationResult
@@ -284,22 +282,6 @@ def test_a_run_that_ended_earlier_is_not_counted_as_undefined():
     at_two = result.summary(n_boot=50).iloc[1]
     assert at_two["runs"] == 1 and at_two["undefined"] == 0.0
     assert at_two["mse"] == pytest.approx(0.01)
-
-
-@contextmanager
-def at_most(seconds: int):
-    """Fail, not hang, when the block runs longer than ``seconds``."""
-
-    def stop(*_):
-        raise TimeoutError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize("sampler", ["ais", "is"])
