@@ -251,6 +251,27 @@ def test_a_good_upload_is_previewed_and_used():
     assert "Pool: **my\\-pairs**, 2,000 items" in " ".join(c.value for c in at.caption)
 
 
+def test_a_pool_of_rounded_probabilities_is_labelled_to_the_end_without_hanging():
+    """Regression: with probabilities rounded to 0.00 for a third of the items, the label
+    page hung once the items above 0 were labelled (the proposal's mass on the rest fell
+    below 1e-12 and labelled items were drawn again one at a time)."""
+    rng = np.random.default_rng(5)
+    label = (rng.random(300) < 0.05).astype(int)
+    score = rng.normal(3.0 * label - 1.5)
+    prob = np.round(expit(2.5 * score), 2)
+    assert (prob == 0).sum() > 50
+    frame = pd.DataFrame({"item_id": np.arange(300), "score": score, "prob": prob})
+    frame["label"] = label
+    at = upload(frame.to_csv(index=False).encode(), "rounded.csv")
+    at.button(key="use_upload").click().run()
+    at.number_input(key="setup_budget").set_value(300)
+    at.button(key="start").click().run()
+    at.number_input(key="auto_count").set_value(300).run()
+    at.button(key="auto").click().run()
+    assert not at.exception, at.exception
+    assert progress(at).startswith("300 of 300")
+
+
 def labelled_session(budget=40, clicks=2, **options):
     at = started(budget=budget, **options)
     for _ in range(clicks):
