@@ -330,6 +330,15 @@ def pool_warnings(pool: Pool) -> list[str]:
             "Every item has the same score: the samplers cannot tell items apart, so they "
             "sample at random and save no labels."
         )
+    if pool.n_classes == 2:
+        sure = np.count_nonzero((pool.prob[:, 1] == 0) | (pool.prob[:, 1] == 1))
+        if sure >= 0.01 * pool.n_pool:
+            found.append(
+                f"{sure:,} items ({sure / pool.n_pool:.0%}) have a probability of exactly 0 or "
+                "1, as rounded probabilities or a classifier without them do: static "
+                "importance sampling, which trusts the probabilities, looks at those items "
+                "last. AIS learns from your answers where they are wrong."
+            )
     predicted = np.bincount(pool.y_pred, minlength=pool.n_classes)
     if pool.n_classes == 2 and predicted[1] == 0:
         found.append(

@@ -105,3 +105,16 @@ def test_empty_file_is_reported_not_raised_as_a_parser_error(tmp_path):
     path.write_text("")
     with pytest.raises(ec.PoolValidationError, match="empty"):
         ec.read_table(path)
+
+
+def test_a_pool_of_probabilities_of_exactly_0_or_1_is_warned_about():
+    rng = np.random.default_rng(0)
+    score = rng.normal(size=400)
+    frame = pd.DataFrame({"score": score, "prob": np.round(expit(3 * score), 2)})
+    rounded = ec.Pool.from_dataframe(frame, ec.ColumnMapping(score="score", prob="prob"))
+    sure = int(np.sum((frame.prob == 0) | (frame.prob == 1)))
+    assert sure > 4
+    assert any(w.startswith(f"{sure:,} items (") for w in ec.pool_warnings(rounded))
+    frame["prob"] = expit(3 * score)
+    exact = ec.Pool.from_dataframe(frame, ec.ColumnMapping(score="score", prob="prob"))
+    assert not any("exactly 0 or 1" in w for w in ec.pool_warnings(exact))
