@@ -241,12 +241,11 @@ class ImportanceSampler(SharesFrozenArrays):
 
         Where the labelled items hold all but ``LEAST_UNLABELLED_SHARE`` of the proposal's
         mass (an oracle model sure of every answer left: probabilities of exactly 0 or 1, or
-        rounded to them), the proposal is mixed defensively with its own restriction to the
-        unlabelled items, q' = (1 - delta) q_L + delta q_U, so that the unlabelled items keep
-        that share (or, where q gives them none at all, delta spread evenly over those whose
-        answer can change the measure, Theorem 1's support). Without it a session hung: the
-        next new item came after some 10^12 draws or never. Estimates are unchanged in
-        kind: the new item's term is Des Raj's under q' (``estimators``)."""
+        rounded to them; ``RULED_OUT``), the proposal is mixed defensively with its own
+        restriction to the unlabelled items, q' = (1 - delta) q_L + delta q_U, so that the
+        unlabelled items keep that share. Without it a session hung: the next new item came
+        after some 10^12 draws. Estimates are unchanged in kind: the new item's term is Des
+        Raj's under q' (``estimators``)."""
         total = self.cumulative_mass_[-1]
         n_cells = len(self.cell_size_)
         labelled = np.asarray(self._labelled_items, dtype=np.int64)
@@ -257,15 +256,12 @@ class ImportanceSampler(SharesFrozenArrays):
             unlabelled_mass = total - values.sum()
             if not unlabelled_mass > LEAST_UNLABELLED_SHARE * total:
                 return None  # rejection would not end
+        if not unlabelled_mass > 0:
+            return None  # no unlabelled item whose answer can change the measure
         share = unlabelled_mass / total
         mixed = not unlabelled_mass > LEAST_UNLABELLED_SHARE * total
-        eligible = None
         if mixed:
             share = LEAST_UNLABELLED_SHARE
-            if unlabelled_mass == 0:
-                eligible = self._cells_with_informative_unlabelled()
-                if not eligible.any():
-                    return None
         self._pending_share = 1.0 - share if mixed else float(values.sum() / total)
         repeats = int(self.rng_.geometric(share)) - 1
         if repeats:
@@ -275,13 +271,6 @@ class ImportanceSampler(SharesFrozenArrays):
                 self._record_repeats(
                     int(labelled[position]), labelled_q[position], int(counts[position])
                 )
-        if eligible is not None:  # delta spread evenly over the informative unlabelled items
-            items_per_cell = eligible * self.cell_unlabelled_
-            cumulative = np.cumsum(items_per_cell)
-            cell = int(np.searchsorted(cumulative, self.rng_.random() * cumulative[-1], "right"))
-            item = self._item_in_cell(min(cell, n_cells - 1))
-            q = share / cumulative[-1]
-            return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
         if self.separate_labelled:  # the cells hold the unlabelled items only
             cell = int(
                 np.searchsorted(
@@ -306,14 +295,6 @@ class ImportanceSampler(SharesFrozenArrays):
                     break
         q = self.cell_value_[self.cell_of_[item]] / total
         return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
-
-    def _cells_with_informative_unlabelled(self) -> np.ndarray:
-        """Per cell, whether it holds an unlabelled item whose answer can change the
-        measure (``Measure.informative_codes``), (cells,) bool. O(N): only where the
-        proposal has no mass left on the unlabelled items."""
-        informative = self.measure.informative_codes(self.n_codes_, self.pool.n_classes)
-        wanted = informative[self.codes_] & (self.labels_ < 0)
-        return np.bincount(self.cell_of_[wanted], minlength=len(self.cell_size_)) > 0
 
     def _record_repeats(self, item: int, q: float, count: int) -> None:
         """``count`` draws of the labelled ``item`` at proposal probability ``q``."""
@@ -538,16 +519,29 @@ def code_sums(cell_code, cell_weight, cell_response, n_codes) -> np.ndarray:
     return sums.reshape(n_codes, K)
 
 
+# what a class the oracle model rules out (pi(y|x) exactly 0) weighs in Prop. 5's floor
+RULED_OUT = 1e-12
+
+
 def _optimal_values(sq_norm, nonzero, response, epsilon, deterministic):
     """Per-item value v(x) of seed 003 Prop. 4 for items of one code, over classes.
 
     ``sq_norm``, ``nonzero``: (n, C) ||Dg l(x, y)||^2 and 1[l(x, y) != 0]; ``response``: (n, C).
     Deterministic: sum_y max(||Dg l||, eps 1[l != 0]) pi(y|x).
     Stochastic: sqrt(sum_y max(||Dg l||^2, eps 1[l != 0]) p(y|x)).
+
+    Prop. 5 asks pi's support to hold every answer. Classifier probabilities of exactly 0
+    (rounded, or a classifier without probabilities: static IS takes them as they are) do
+    not, and an item whose every answer with a loss they rule out got no chance at all:
+    static IS could never find a false negative there, and with accuracy on a one-hot pool
+    no item had any mass. Such a class counts at ``RULED_OUT`` in the floor; where no
+    probability is 0 the values are as before, to the bit.
     """
+    ruled_out = epsilon * nonzero * np.where(response == 0, RULED_OUT, 0.0)
     if deterministic:
-        return np.sum(np.maximum(np.sqrt(sq_norm), epsilon * nonzero) * response, axis=1)
-    return np.sqrt(np.sum(np.maximum(sq_norm, epsilon * nonzero) * response, axis=1))
+        values = np.maximum(np.sqrt(sq_norm), epsilon * nonzero) * response + ruled_out
+        return np.sum(values, axis=1)
+    return np.sqrt(np.sum(np.maximum(sq_norm, epsilon * nonzero) * response + ruled_out, axis=1))
 
 
 class StaticISSampler(ImportanceSampler):

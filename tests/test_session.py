@@ -410,7 +410,8 @@ def test_a_session_whose_model_is_sure_of_every_answer_left_still_ends(name, kin
 def test_static_is_reaches_the_items_a_hard_classifier_gives_no_chance():
     """Theorem 1 asks q > 0 wherever an answer can change the measure; with probabilities of
     exactly 0 static IS gave the predicted negatives none, so no false negative could ever
-    be found. Past the predicted positives it now draws them evenly, at a share of 1e-12."""
+    be found. Past the predicted positives it now draws them, evenly (each counts at
+    ``RULED_OUT`` in Prop. 5's floor)."""
     pool = pool_with_probabilities(ROUNDED["hard"])
     predicted = int(pool.y_pred.sum())
     session = ec.Session(pool, "f1", "is", seed=2, budget=predicted + 20)
@@ -419,6 +420,22 @@ def test_static_is_reaches_the_items_a_hard_classifier_gives_no_chance():
     items, weight, labelled_share = session.sampler.first_draws()
     assert pool.y_pred[items[:predicted]].all() and not pool.y_pred[items[predicted:]].any()
     unlabelled = pool.n_pool - np.arange(predicted, predicted + 20)
-    expected_q = ec.samplers.LEAST_UNLABELLED_SHARE / unlabelled
-    np.testing.assert_allclose(weight[predicted:], 1 / (pool.n_pool * expected_q))
-    np.testing.assert_allclose(labelled_share[predicted:], 1 - ec.samplers.LEAST_UNLABELLED_SHARE)
+    evenly = (1 - labelled_share[predicted:]) / unlabelled  # q of each unlabelled item
+    np.testing.assert_allclose(weight[predicted:], 1 / (pool.n_pool * evenly), rtol=1e-4)
+
+
+def test_accuracy_on_a_one_hot_pool_has_a_proposal_for_static_is():
+    """Regression: every item's answer with a loss had probability exactly 0, so static IS's
+    proposal had no mass anywhere and its first draw failed (IndexError)."""
+    rng = np.random.default_rng(0)
+    label = rng.integers(3, size=300)
+    predicted = np.where(rng.random(300) < 0.8, label, rng.integers(3, size=300))
+    frame = pd.DataFrame({f"score_{c}": (predicted == c).astype(float) for c in range(3)})
+    frame["label"] = label
+    pool = ec.Pool.from_dataframe(frame)
+    session = ec.Session(pool, "accuracy", "is", seed=1, budget=300)
+    with at_most(60):
+        while not session.done:
+            label_n(session, pool, 1)
+    assert session.exhausted
+    np.testing.assert_allclose(session.estimate().value, [np.mean(label == predicted)])
