@@ -393,7 +393,7 @@ def test_a_session_whose_model_is_sure_of_every_answer_left_still_ends(name, kin
     """Regression: once the items with a probability above 0 were labelled, the proposal's
     mass on the unlabelled items fell below 1e-12 (AIS, ais-1: the tree's MAP; static IS:
     exactly 0), the draws of labelled items went on one at a time, and the label page hung
-    (600 items, 30 rounded to 0.00 here: after 570 answers)."""
+    (600 items, 155 rounded to 0.00 here: after 445 answers)."""
     pool = pool_with_probabilities(ROUNDED[kind])
     session = ec.Session(pool, "f1", name, seed=2, budget=pool.n_pool)
     with at_most(60):
