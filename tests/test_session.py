@@ -347,7 +347,7 @@ def test_a_session_labelled_to_the_end_reports_the_measure_inside_its_interval(
 @pytest.mark.parametrize("name", ec.SAMPLER_NAMES)
 def test_every_sampler_starts_on_a_small_pool_with_its_defaults(name, n):
     """Regression: AIS, ais-1, Bernoulli sampling and OASIS asked for 2^8 blocks, so a pool
-    of fewer than 256 items could not start a session (the app's ais-1 has no option to
+    of fewer than 256 items could not start a session (the command line has no option to
     change it); stratified designs asked for 10 strata."""
     pool = synthetic_pool(n=n, positive_rate=0.3, seed=1)
     session = ec.Session(pool, "f1", name, seed=3, budget=n)
