@@ -163,10 +163,9 @@ def write_markdown(path: Path = OUT):
         "sampler with today's code, 200 runs: coverage.md).",
         "",
     ]
-    table["order"] = table.sampler.map(SAMPLERS.index)
-    table = table.sort_values(["order", "n_labels"], kind="stable")
     table["pool_order"] = table.pool.map(list(POOLS).index)
-    table = table.sort_values("pool_order", kind="stable")
+    table["order"] = table.sampler.map(SAMPLERS.index)
+    table = table.sort_values(["pool_order", "order", "n_labels"], kind="stable")
     for (pool_name, measure), group in table.groupby(["pool", "measure"], sort=False):
         lines += [
             f"## {pool_name}, {measure}",

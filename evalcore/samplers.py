@@ -278,9 +278,6 @@ class ImportanceSampler(SharesFrozenArrays):
                 )
             )
             item = self._item_in_cell(min(cell, n_cells - 1))
-            if mixed:
-                q = share * self.cell_value_[self.cell_of_[item]] / unlabelled_mass
-                return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
         else:  # from q restricted to the unlabelled items, by rejection
             while True:
                 cells = np.searchsorted(
@@ -293,7 +290,8 @@ class ImportanceSampler(SharesFrozenArrays):
                 if len(fresh):
                     item, cell = int(items[fresh[0]]), int(cells[fresh[0]])
                     break
-        q = self.cell_value_[self.cell_of_[item]] / total
+        value = self.cell_value_[self.cell_of_[item]]
+        q = share * value / unlabelled_mass if mixed else value / total
         return Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
 
     def _record_repeats(self, item: int, q: float, count: int) -> None:
