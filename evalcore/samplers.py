@@ -266,6 +266,16 @@ class ImportanceSampler(SharesFrozenArrays):
         repeats = int(self.rng_.geometric(share)) - 1
         if repeats:
             counts = self.rng_.multinomial(repeats, values / values.sum())
+            massless = values == 0
+            if counts[massless].any():
+                # numpy gives the last item whatever mass rounding leaves over, even an item
+                # of none (about once in 10^16 repeats, at weight 1 / 0): those go where the
+                # mass is, as they would have been drawn
+                positive = np.flatnonzero(~massless)
+                counts[positive] += self.rng_.multinomial(
+                    counts[massless].sum(), values[positive] / values[positive].sum()
+                )
+                counts[massless] = 0
             labelled_q = (1.0 - share) * values / values.sum() if mixed else values / total
             for position in np.flatnonzero(counts):
                 self._record_repeats(
