@@ -172,13 +172,15 @@ POOLS = {
     "tweets100k (expit)": ("tweets100k.csv.gz", None),
 }
 EARLY_POOLS = {**POOLS, "sharp_calibrated (prob)": ("sharp_calibrated", "prob")}
+# run only when named by --pools: probabilities exactly 0 or 1 (synthetic.py)
+NAMED_POOLS = {**EARLY_POOLS, "hard_classifier (prob)": ("hard_classifier", "prob")}
 
 
 def load(name: str) -> ec.Pool:
-    """A pool of ``EARLY_POOLS`` by name; a synthetic one's name may end in " #r", its
+    """A pool of ``NAMED_POOLS`` by name; a synthetic one's name may end in " #r", its
     realisation r (``synthetic.make_pool``'s seed; the pool without it is realisation 0)."""
     name, _, realisation = name.partition(" #")
-    source, prob = EARLY_POOLS[name]
+    source, prob = NAMED_POOLS[name]
     if realisation and source not in synthetic.POOLS:
         raise ValueError(f"{name} is not synthetic: it has no realisations to redraw.")
     if source in synthetic.POOLS:

@@ -9,9 +9,15 @@
   cluster of about 18 confident items (the 22 predicted positives are all true), about 12
   items at moderate probability (logit -1.5 +- 1) that hold the 2 false negatives (at 0.12
   and 0.15), and a bulk at logit -16 that holds none (issue 13's held-out entity-resolution
-  pool, in miniature).
+  pool, in miniature);
+* ``hard_classifier``: 20,000 items, positives about 1 in 100, a classifier that reports no
+  probabilities, only its decisions: ``prob`` is exactly 0 or 1 (score >= 0), so the
+  predicted negatives, which hold a few false negatives, have probability 0. Here the
+  samplers' floor for a class of probability 0 (``samplers.RULED_OUT``) and the defensive
+  share of the unlabelled items (``LEAST_UNLABELLED_SHARE``) decide whether a session ever
+  looks among the predicted negatives.
 
-Scores are the reported logits; predictions are reported probability >= 0.5. ``true_prob``
+Scores are the reported logits (``hard_classifier``: the score behind its decisions); predictions are reported probability >= 0.5. ``true_prob``
 holds the probabilities the labels were drawn from (the same as ``prob`` except on
 ``over_confident``): what a perfectly calibrated classifier with the same ranking would report.
 
@@ -28,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-POOLS = ("rare_calibrated", "over_confident", "sharp_calibrated")
+POOLS = ("rare_calibrated", "over_confident", "sharp_calibrated", "hard_classifier")
 
 
 def _mixture_logits(rng, n_pool, shares, components) -> np.ndarray:
@@ -41,9 +47,9 @@ def _mixture_logits(rng, n_pool, shares, components) -> np.ndarray:
 
 def make_pool(name: str, n_pool: int | None = None, seed: int = 0) -> pd.DataFrame:
     """A pool as a table with item_id, score, pred, prob and label columns (``n_pool``:
-    50,000 by default, 54,000 for sharp_calibrated)."""
+    50,000 by default, 54,000 for sharp_calibrated, 20,000 for hard_classifier)."""
     rng = np.random.default_rng(seed)
-    n_pool = n_pool or (54_000 if name == "sharp_calibrated" else 50_000)
+    n_pool = n_pool or {"sharp_calibrated": 54_000, "hard_classifier": 20_000}.get(name, 50_000)
     if name == "rare_calibrated":
         true_logit = _mixture_logits(rng, n_pool, [1.6e-4], [(4.0, 1.5), (-11.0, 2.5)])
         reported = true_logit
@@ -54,6 +60,20 @@ def make_pool(name: str, n_pool: int | None = None, seed: int = 0) -> pd.DataFra
         shares = [18 / 54_000, 12 / 54_000]
         true_logit = _mixture_logits(rng, n_pool, shares, [(7.0, 1.0), (-1.5, 1.0), (-16.0, 1.5)])
         reported = true_logit
+    elif name == "hard_classifier":
+        label = rng.random(n_pool) < 0.01
+        score = rng.normal(3.0 * label - 1.5, 1.0)
+        prob = (score >= 0).astype(float)
+        return pd.DataFrame(
+            {
+                "item_id": np.arange(n_pool),
+                "score": score,
+                "pred": prob.astype(int),
+                "prob": prob,
+                "label": label.astype(int),
+                "true_prob": expit(np.log(0.01 / 0.99) + 3.0 * score),  # Bayes' rule
+            }
+        )
     else:
         raise ValueError(f"unknown synthetic pool {name!r}; choose one of {POOLS}.")
     label = (rng.random(n_pool) < expit(true_logit)).astype(int)
