@@ -17,9 +17,11 @@
   share of the unlabelled items (``LEAST_UNLABELLED_SHARE``) decide whether a session ever
   looks among the predicted negatives.
 
-Scores are the reported logits (``hard_classifier``: the score behind its decisions); predictions are reported probability >= 0.5. ``true_prob``
-holds the probabilities the labels were drawn from (the same as ``prob`` except on
-``over_confident``): what a perfectly calibrated classifier with the same ranking would report.
+Scores are the reported logits (``hard_classifier``: the score behind its decisions);
+predictions are reported probability >= 0.5. ``true_prob`` holds the probabilities the labels
+were drawn from (the same as ``prob`` on the calibrated pools; on ``hard_classifier``, Bayes'
+rule from the score): what a perfectly calibrated classifier with the same ranking would
+report.
 
 ``make_regression_pool`` makes a regression pool (issue 11): predictions uniform on
 [0, 100], errors N(0, 2^2) except above 90 (a tenth of the items), where they are Student t
