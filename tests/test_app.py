@@ -442,6 +442,25 @@ def test_a_stale_window_can_neither_undo_nor_answer_over_another_windows_answer(
     ec.Store(database).load_session(session_id, pool)
 
 
+def test_a_window_shows_another_windows_changed_answer_even_at_the_same_count(database):
+    """Regression: a window kept its session while the saved log had as many answers as it
+    had, so after another window undid an answer and gave another, it showed its own
+    estimate and item until a press (which the store then refused)."""
+    first = started("ais", budget=30)
+    for label in (1, 1, 0, 1):
+        answer_button(first, label).click().run()
+    session_id = first.query_params["session"]
+    second = second_window(session_id)
+    before = second.metric[0].value
+    undo_button(first).click().run()
+    answer_button(first, 0).click().run()  # the same count, another answer
+    assert first.metric[0].value != before
+    second.run()  # any rerun of the second window, such as a widget's
+    assert not second.exception
+    assert second.metric[0].value == first.metric[0].value
+    assert progress(second) == "4 of 30 labels"
+
+
 def test_a_log_that_fails_to_replay_is_explained_and_can_be_cut_back(database):
     at = started("ais", budget=30)
     for _ in range(3):

@@ -243,20 +243,26 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
     """The session ``session_id``, in step with the database.
 
     Kept in ``st.session_state`` so a label costs one step, not a replay; reloaded from the
-    database when another window changed its log (the answer counts differ).
+    database when another window changed its log (their digests differ: another window may
+    have undone an answer and given another, to the same length).
     """
     try:
         record = store().session_record(session_id)
+        saved = store().answers(session_id)
     except ec.StoreError as error:
         st.error(plain(error))
         return None
     cached = st.session_state.get("open_session")
-    if cached is not None and cached[0] == session_id and cached[1].n_labels == record.n_answers:
+    if (
+        cached is not None
+        and cached[0] == session_id
+        and ec.log_digest(cached[1].log) == ec.log_digest(saved)
+    ):
         return cached[1], record
     pool, _ = stored_pool(record.pool_key)
     try:
         with st.spinner("Replaying the saved answers…"):
-            session = _restored(record, pool)
+            session = _restored(record, pool, saved)
     except ec.ReplayError as error:
         offer_repair(session_id, error)
         return None
@@ -289,13 +295,12 @@ def histories() -> dict:
     return {}
 
 
-def _restored(record: ec.store.SessionRecord, pool: ec.Pool) -> ec.Session:
-    """The saved session from a snapshot whose answers begin the saved log (plus the answers
-    after it) or whose answers the saved log begins (less the answers undone since); else
+def _restored(record: ec.store.SessionRecord, pool: ec.Pool, saved: list) -> ec.Session:
+    """The session of the ``saved`` log from a snapshot whose answers begin it (plus the
+    answers after it) or whose answers it begins (less the answers undone since); else
     replayed from the seed, traced on the way for the sparkline and the Convergence page
     (one replay, not three)."""
     session_id = record.id
-    saved = store().answers(session_id)
     snapshot = _snapshots().get(session_id)
     shared = min(len(saved), len(snapshot.log)) if snapshot is not None else 0
     if (
