@@ -12,7 +12,8 @@ replace its earlier ones in benchmarks/results/label_efficiency.csv as soon as i
 benchmarks/results/label_efficiency.md.
 
     python benchmarks/label_efficiency.py [--repeats 100] [--pr-repeats 100] [--jobs 2]
-        [--only f1|accuracy|pr] [--samplers ais,is,...] [--resume]
+        [--only f1|accuracy|pr] [--pools "abt-buy (prob),..."] [--samplers ais,is,...]
+        [--resume]
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def main():
     parser.add_argument("--pr-repeats", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", choices=["f1", "accuracy", "pr"])
+    parser.add_argument("--pools", help="comma-separated subset of the pools")
     parser.add_argument("--samplers", help="comma-separated subset of the samplers")
     parser.add_argument("--out", type=Path, default=OUT, help="CSV to append rows to")
     parser.add_argument(
@@ -117,6 +119,11 @@ def main():
             (pool_name, "pr_curve:100", s, 5000, (5000,), args.pr_repeats, 5000)
             for s in ("ais", "is", "passive")
         ]
+    if args.pools:
+        unknown = set(args.pools.split(",")) - set(POOLS)
+        if unknown:
+            parser.error(f"unknown pools {sorted(unknown)}; choose among {list(POOLS)}")
+        plan = [p for p in plan if p[0] in args.pools.split(",")]
     if args.samplers:
         plan = [p for p in plan if p[2] in args.samplers.split(",")]
     if args.only:
@@ -125,7 +132,7 @@ def main():
         done = set(pd.read_csv(args.out)[["pool", "measure", "sampler"]].itertuples(index=False))
         plan = [p for p in plan if (p[0], p[1], p[2]) not in done]
     OUT.parent.mkdir(exist_ok=True)
-    pools = {name: load(name) for name in POOLS}
+    pools = {name: load(name) for name in dict.fromkeys(p[0] for p in plan)}
     for pool_name, measure, sampler, budget, checkpoints, repeats, every in plan:
         start = time.perf_counter()
         rows = study(
