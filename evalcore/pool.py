@@ -335,9 +335,10 @@ def pool_warnings(pool: Pool) -> list[str]:
         if sure >= 0.01 * pool.n_pool:
             found.append(
                 f"{sure:,} items ({sure / pool.n_pool:.0%}) have a probability of exactly 0 or "
-                "1, as rounded probabilities or a classifier without them do: static "
+                "1, as rounded probabilities or a classifier without them do. Static "
                 "importance sampling, which trusts the probabilities, looks at those items "
-                "last. AIS learns from your answers where they are wrong."
+                "last, and Neyman allocation gives strata of them few labels. AIS learns "
+                "from your answers where they are wrong."
             )
     predicted = np.bincount(pool.y_pred, minlength=pool.n_classes)
     if pool.n_classes == 2 and predicted[1] == 0:

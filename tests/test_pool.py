@@ -114,7 +114,8 @@ def test_a_pool_of_probabilities_of_exactly_0_or_1_is_warned_about():
     rounded = ec.Pool.from_dataframe(frame, ec.ColumnMapping(score="score", prob="prob"))
     sure = int(np.sum((frame.prob == 0) | (frame.prob == 1)))
     assert sure > 4
-    assert any(w.startswith(f"{sure:,} items (") for w in ec.pool_warnings(rounded))
+    (warning,) = [w for w in ec.pool_warnings(rounded) if w.startswith(f"{sure:,} items (")]
+    assert "Static importance sampling" in warning and "Neyman allocation" in warning
     frame["prob"] = expit(3 * score)
     exact = ec.Pool.from_dataframe(frame, ec.ColumnMapping(score="score", prob="prob"))
     assert not any("exactly 0 or 1" in w for w in ec.pool_warnings(exact))
