@@ -16,6 +16,9 @@ sampling still plans for 2000), on the pools above and the calibrated, sharp syn
 into ``coverage_early.csv`` and ``.md``: what an expert sees before the first few hundred
 answers. A synthetic pool's name with " #r" appended (``--pools "over_confident (prob) #3"``)
 is its realisation r, redrawn from the same model with seed r (``realisations.py``).
+``--pools "hard_classifier (prob)"`` runs the pool of a classifier whose probabilities are
+exactly 0 or 1 (``synthetic.py``), a pool no default run includes; give it its own
+``--out``.
 
 ``--measure`` takes another measure of ``evalcore.MEASURE_NAMES`` in place of F1 (each
 sampler's proposal is then the one for that measure), into ``coverage_<measure>.csv`` and
