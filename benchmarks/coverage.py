@@ -183,6 +183,8 @@ def load(name: str) -> ec.Pool:
     """A pool of ``NAMED_POOLS`` by name; a synthetic one's name may end in " #r", its
     realisation r (``synthetic.make_pool``'s seed; the pool without it is realisation 0)."""
     name, _, realisation = name.partition(" #")
+    if name not in NAMED_POOLS:
+        raise SystemExit(f"unknown pool {name!r}; choose among {list(NAMED_POOLS)}")
     source, prob = NAMED_POOLS[name]
     if realisation and source not in synthetic.POOLS:
         raise ValueError(f"{name} is not synthetic: it has no realisations to redraw.")
