@@ -52,6 +52,7 @@ def make_pool(name: str, n_pool: int | None = None, seed: int = 0) -> pd.DataFra
     50,000 by default, 54,000 for sharp_calibrated, 20,000 for hard_classifier)."""
     rng = np.random.default_rng(seed)
     n_pool = n_pool or {"sharp_calibrated": 54_000, "hard_classifier": 20_000}.get(name, 50_000)
+    label = None
     if name == "rare_calibrated":
         true_logit = _mixture_logits(rng, n_pool, [1.6e-4], [(4.0, 1.5), (-11.0, 2.5)])
         reported = true_logit
@@ -62,31 +63,23 @@ def make_pool(name: str, n_pool: int | None = None, seed: int = 0) -> pd.DataFra
         shares = [18 / 54_000, 12 / 54_000]
         true_logit = _mixture_logits(rng, n_pool, shares, [(7.0, 1.0), (-1.5, 1.0), (-16.0, 1.5)])
         reported = true_logit
-    elif name == "hard_classifier":
+    elif name == "hard_classifier":  # the labels first, then the scores behind the decisions
         label = rng.random(n_pool) < 0.01
-        score = rng.normal(3.0 * label - 1.5, 1.0)
-        prob = (score >= 0).astype(float)
-        return pd.DataFrame(
-            {
-                "item_id": np.arange(n_pool),
-                "score": score,
-                "pred": prob.astype(int),
-                "prob": prob,
-                "label": label.astype(int),
-                "true_prob": expit(np.log(0.01 / 0.99) + 3.0 * score),  # Bayes' rule
-            }
-        )
+        reported = rng.normal(3.0 * label - 1.5, 1.0)
+        true_logit = np.log(0.01 / 0.99) + 3.0 * reported  # Bayes' rule
     else:
         raise ValueError(f"unknown synthetic pool {name!r}; choose one of {POOLS}.")
-    label = (rng.random(n_pool) < expit(true_logit)).astype(int)
-    prob = expit(reported)
+    if label is None:
+        label = rng.random(n_pool) < expit(true_logit)
+    # a classifier without probabilities reports its decisions as 0 or 1
+    prob = (reported >= 0).astype(float) if name == "hard_classifier" else expit(reported)
     return pd.DataFrame(
         {
             "item_id": np.arange(n_pool),
             "score": reported,
             "pred": (prob >= 0.5).astype(int),
             "prob": prob,
-            "label": label,
+            "label": label.astype(int),
             "true_prob": expit(true_logit),
         }
     )

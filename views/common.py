@@ -243,8 +243,8 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
     """The session ``session_id``, in step with the database.
 
     Kept in ``st.session_state`` so a label costs one step, not a replay; reloaded from the
-    database when another window changed its log (their digests differ: another window may
-    have undone an answer and given another, to the same length).
+    database when another window changed its log (compared whole: another window may have
+    undone an answer and given another, to the same length).
     """
     try:
         record = store().session_record(session_id)
@@ -253,11 +253,7 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
         st.error(plain(error))
         return None
     cached = st.session_state.get("open_session")
-    if (
-        cached is not None
-        and cached[0] == session_id
-        and ec.log_digest(cached[1].log) == ec.log_digest(saved)
-    ):
+    if cached is not None and cached[0] == session_id and cached[1].log == saved:
         return cached[1], record
     pool, _ = stored_pool(record.pool_key)
     try:
