@@ -260,6 +260,18 @@ def logit_bins(logit_p: np.ndarray) -> np.ndarray:
     return np.floor((logit_p - logit_p.min()) / LOGIT_BIN_WIDTH).astype(np.int64)
 
 
+# Gauss-Hermite nodes and weights for expectations over a standard normal
+_NORMAL_NODES, _NORMAL_WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
+_NORMAL_WEIGHTS = _NORMAL_WEIGHTS / _NORMAL_WEIGHTS.sum()
+
+
+def expected_expit(mean: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    """E[expit(eta)] for eta ~ N(mean, variance), elementwise (Gauss-Hermite quadrature with
+    24 nodes: relative error below 1e-6 for variances up to 4)."""
+    eta = np.asarray(mean)[..., None] + np.sqrt(variance)[..., None] * _NORMAL_NODES
+    return expit(eta) @ _NORMAL_WEIGHTS
+
+
 def recalibration_weight(log_post_1, log_det_1, log_post_0, log_det_0) -> float:
     """w = expit(log B_10), the posterior probability (prior odds 1) of recalibrating the
     classifier's probabilities against keeping them, from the Bayes factor by Laplace's method
@@ -446,6 +458,23 @@ class ItemLevelModel(SharesFrozenArrays):
     before any answer, when both maps are p̂). Without model averaging (sessions saved
     before it) the prediction is M1's.
 
+    **Block intercepts integrated out** (``integrate_offsets``). Seed 003's deterministic
+    Prop. 4 sets q(x) in proportion to sum_y pi(y|x) ||Dg(R) l(x, y)||, linear in pi, so
+    under a posterior over the model the proposal that minimises the expected variance takes
+    pi's posterior mean, not its value at the MAP. With a few hundred answers spread over 256
+    blocks, each d_k rests on a handful of answers (the map (a, b) on all of them), so the
+    prediction takes each map's expectation over its d_k:
+
+        E[expit(eta + e)],  e ~ N(0, v_k),  v_k = 1 / (sum_{answers in k} p (1 - p) + 1 / sigma^2),
+
+    eta the linear predictor at the MAP and v_k Laplace's variance of d_k given (a, b) (the
+    inverse of the Hessian's diagonal in d; sigma^2 in a block without answers), by
+    Gauss-Hermite quadrature (``expected_expit``). In a block without answers it multiplies
+    the tail's odds by about e^(sigma^2 / 2) = 1.65. Integrating over (a, b) too was measured
+    and not taken (README, issue 13): early in a session b's prior, extrapolated to logit p̂
+    of -15, makes the tail's predictive several percent, and the draws leave the items that
+    matter. Off by default: the prediction is at the MAP (measured; README, issue 13).
+
     Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
     evaluate (*) at their mean logit.
     """
@@ -453,9 +482,17 @@ class ItemLevelModel(SharesFrozenArrays):
     block_sd = 1.0  # sigma: a block's odds may differ from the global map by a factor e
 
     def __init__(
-        self, p1: np.ndarray, block: np.ndarray, n_blocks: int, model_averaging: bool = True
+        self,
+        p1: np.ndarray,
+        block: np.ndarray,
+        n_blocks: int,
+        model_averaging: bool = True,
+        integrate_offsets: bool = False,
     ):
         self.model_averaging = model_averaging
+        self.integrate_offsets = integrate_offsets
+        # Laplace's variance of each d_k given (a, b), per map (None before a fit: the prior's)
+        self.offset_variance_ = self.identity_offset_variance_ = None
         self.recalibration_weight_ = 0.5
         self.identity_offset_ = np.zeros(n_blocks)
         self.logit_ = frozen(classifier_logit(p1))
@@ -469,10 +506,12 @@ class ItemLevelModel(SharesFrozenArrays):
         """Fit (*) to the answers; with ``model_averaging``, also the identity map and their
         posterior weights (see the class docstring)."""
         x, y, block = self.logit_[items], labels.astype(float), self.block[items]
-        self.coef_, self.offset_, log_post, log_det = self._map(x, y, block, free_map=True)
+        fitted = self._map(x, y, block, free_map=True)
+        self.coef_, self.offset_, log_post, log_det, self.offset_variance_ = fitted
         if not self.model_averaging:
             return
-        _, self.identity_offset_, log_post_0, log_det_0 = self._map(x, y, block, free_map=False)
+        fitted = self._map(x, y, block, free_map=False)
+        _, self.identity_offset_, log_post_0, log_det_0, self.identity_offset_variance_ = fitted
         self.recalibration_weight_ = recalibration_weight(log_post, log_det, log_post_0, log_det_0)
 
     def _map(self, x, y, block, free_map: bool):
@@ -481,7 +520,8 @@ class ItemLevelModel(SharesFrozenArrays):
         each time so a replay gives the same fit. The Hessian is an arrow matrix (diagonal in
         d, two dense rows for a and b): each step solves it by the Schur complement in
         O(answers + blocks). Returns the coefficients, the offsets, the log posterior at the
-        MAP (without constants) and log det of its negative Hessian (Laplace's method)."""
+        MAP (without constants), log det of its negative Hessian (Laplace's method) and each
+        d_k's variance given (a, b), the inverse of the Hessian's diagonal in d."""
         K = len(self.offset_)
         centre = RecalibratedProbabilities.prior_mean
         coef_precision = 1.0 / RecalibratedProbabilities.prior_sd**2
@@ -529,13 +569,31 @@ class ItemLevelModel(SharesFrozenArrays):
         log_det = np.sum(np.log(diagonal))
         if free_map:
             log_det += np.linalg.slogdet(schur)[1]
-        return coef, offset, float(current), float(log_det)
+        return coef, offset, float(current), float(log_det), 1.0 / diagonal
 
     def cell_probability(self, cell_block: np.ndarray, cell_logit: np.ndarray) -> np.ndarray:
-        """(*) per cell of the last ``fit``, shape ``(G,)``."""
-        recalibrated = expit(self.coef_[0] + self.coef_[1] * cell_logit + self.offset_[cell_block])
+        """(*) per cell of the last ``fit``, shape ``(G,)``; with ``integrate_offsets``,
+        its expectation over the block intercept's posterior (see the class docstring)."""
+        recalibrated = self._probability(
+            self.coef_[0] + self.coef_[1] * cell_logit + self.offset_[cell_block],
+            self.offset_variance_,
+            cell_block,
+        )
         if not self.model_averaging:
             return recalibrated
-        identity = expit(cell_logit + self.identity_offset_[cell_block])
+        identity = self._probability(
+            cell_logit + self.identity_offset_[cell_block],
+            self.identity_offset_variance_,
+            cell_block,
+        )
         weight = self.recalibration_weight_
         return weight * recalibrated + (1 - weight) * identity
+
+    def _probability(self, eta: np.ndarray, offset_variance, cell_block: np.ndarray) -> np.ndarray:
+        """expit(eta), or with ``integrate_offsets`` E[expit(eta + e)] for e ~ N(0, v_k), v_k
+        the Laplace variance of the cell's block intercept (the prior's before a fit)."""
+        if not self.integrate_offsets:
+            return expit(eta)
+        if offset_variance is None:
+            return expected_expit(eta, np.full(len(eta), self.block_sd**2))
+        return expected_expit(eta, offset_variance[cell_block])

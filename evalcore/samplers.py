@@ -620,7 +620,13 @@ class OracleCells:
 
 
 def oracle_cells(
-    pool, partition, codes, n_codes, oracle_model: str, model_averaging: bool = True
+    pool,
+    partition,
+    codes,
+    n_codes,
+    oracle_model: str,
+    model_averaging: bool = True,
+    integrate_offsets: bool = False,
 ) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
@@ -632,7 +638,7 @@ def oracle_cells(
     item_model, bin_of, n_bins = None, np.zeros(pool.n_pool, dtype=np.int64), 1
     if model != "block":
         item_model = ItemLevelModel(
-            pool.prob[:, 1], partition.block, partition.n_blocks, model_averaging
+            pool.prob[:, 1], partition.block, partition.n_blocks, model_averaging, integrate_offsets
         )
         bin_of, n_bins = item_model.bin_of, item_model.n_bins
     present, cell_of = compact_codes((partition.block * n_bins + bin_of) * n_codes + codes)
@@ -695,6 +701,10 @@ class AISSampler(ImportanceSampler):
     variance Prop. 4 minimises, the error grows with q. As t grows the cells leave this
     regime one by one; the tree's share keeps looking everywhere. False: Prop. 4's values in
     every cell (AIS sessions saved before 2026-11-26 replay that way).
+
+    ``integrate_offsets`` (default False; binary pools with the item-level model) takes the
+    item-level model's prediction as its expectation over each block intercept's posterior
+    rather than at the MAP (``ItemLevelModel``): measured, not the default (README, issue 13).
     """
 
     separate_labelled = True
@@ -723,6 +733,7 @@ class AISSampler(ImportanceSampler):
         control_variate=True,
         flat_tree=True,
         bound_find_effect=True,
+        integrate_offsets=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect
@@ -743,7 +754,13 @@ class AISSampler(ImportanceSampler):
         self.defensive = defensive
         self.partition = partition or partition_pool(pool, depth, branching)
         cells = oracle_cells(
-            pool, self.partition, self.codes_, self.n_codes_, oracle_model, model_averaging
+            pool,
+            self.partition,
+            self.codes_,
+            self.n_codes_,
+            oracle_model,
+            model_averaging,
+            integrate_offsets,
         )
         if cells.model == "mixture" and flat_tree:
             self.partition = self.partition.flattened()

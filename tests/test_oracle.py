@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from conftest import synthetic_pool
+from scipy.integrate import quad
 from scipy.optimize import minimize
 from scipy.special import expit, log_softmax, logsumexp
 
@@ -338,3 +339,54 @@ def test_over_confident_tails_keep_their_order():
     item_level.fit(everything, labels)
     fitted = item_level.cell_probability(block, item_level.logit_)
     assert np.median(np.abs(np.log(fitted / truth))) < 0.5
+
+
+@pytest.mark.parametrize("mean, variance", [(-15.0, 1.0), (-3.0, 4.0), (0.5, 1.0), (-30.0, 0.3)])
+def test_expected_expit_matches_adaptive_quadrature(mean, variance):
+    def integrand(z):
+        return expit(mean + np.sqrt(variance) * z) * np.exp(-(z**2) / 2) / np.sqrt(2 * np.pi)
+
+    reference = quad(integrand, -12, 12, epsabs=0, epsrel=1e-12, limit=200)[0]
+    assert oracle.expected_expit(np.array([mean]), np.array([variance]))[0] == pytest.approx(
+        reference, rel=1e-6
+    )
+
+
+def test_integrated_offsets_average_over_the_block_intercepts_posterior():
+    """With ``integrate_offsets`` a cell's probability is E[expit(a + b logit p̂ + d_k)] over
+    d_k given the MAP of (a, b). In a block without answers that is d_k's prior, N(0, 1); in
+    one with answers Laplace's normal, checked against the exact conditional posterior of d_k
+    on a grid (the block with most answers: 1,000 of them, 50 positives)."""
+    p1, block, labels = item_model_data(n_blocks=6)
+    answered = np.flatnonzero(block != 5)  # block 5 is left without answers
+    models = [
+        ec.ItemLevelModel(p1, block, 6, model_averaging=False, integrate_offsets=integrate)
+        for integrate in (False, True)
+    ]
+    for model in models:
+        model.fit(answered, labels[answered])
+    plain, integrated = models
+    np.testing.assert_array_equal(plain.offset_, integrated.offset_)
+    a, b = integrated.coef_
+    z = np.log(p1 / (1 - p1))
+    grid = np.linspace(-8, 8, 8001)
+
+    def exact(k, logit, log_likelihood):
+        log_post = log_likelihood - grid**2 / (2 * integrated.block_sd**2)
+        weight = np.exp(log_post - log_post.max())
+        return weight @ expit(a + b * logit + grid) / weight.sum()
+
+    logit = -12.0
+    unlabelled = integrated.cell_probability(np.array([5]), np.array([logit]))[0]
+    assert unlabelled == pytest.approx(exact(5, logit, 0.0), rel=1e-6)
+    assert unlabelled / plain.cell_probability(np.array([5]), np.array([logit]))[0] > 1.5
+
+    k = 4
+    inside = answered[block[answered] == k]
+    eta = a + b * z[inside]
+    log_likelihood = labels[inside] @ (eta[:, None] + grid) - np.logaddexp(
+        0, eta[:, None] + grid
+    ).sum(axis=0)
+    for logit in (-12.0, -3.0, 0.0):
+        got = integrated.cell_probability(np.array([k]), np.array([logit]))[0]
+        assert got == pytest.approx(exact(k, logit, log_likelihood), rel=0.02)

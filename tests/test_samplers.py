@@ -510,3 +510,30 @@ def test_the_item_level_proposal_keeps_only_its_floor_where_a_find_would_saturat
     assert tail.sum() > 10_000
     assert pmf[True][tail].sum() < 1.001 * tree[tail].sum() + 1e-6
     assert pmf[False][tail].sum() > 5 * pmf[True][tail].sum()
+
+
+def test_integrated_block_intercepts_reach_the_proposal():
+    """With ``integrate_offsets`` the item-level response behind AIS's proposal is each cell's
+    expectation over its block intercept's posterior (``ItemLevelModel``, tested in
+    test_oracle): the same answers give the same MAP, and the predicted positives outside the
+    answered blocks rise by the prior's factor, E[e^d] ~ 1.65 where p̂ is small."""
+    pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
+    measure = ec.get_measure("f1")
+    samplers = [
+        ec.make_sampler("ais", pool, measure, 3, depth=4, integrate_offsets=flag)
+        for flag in (False, True)
+    ]
+    answered = np.flatnonzero(samplers[0].partition.block >= 8)[::3]
+    for sampler in samplers:
+        for x in answered:
+            sampler._pending = ec.samplers.Proposal(int(x), 0.5, 1.0, None)
+            sampler.record(pool.y_true[x])
+    plain, integrated = (sampler.cell_response("item")[:, 1] for sampler in samplers)
+    model = samplers[1].item_model_
+    np.testing.assert_array_equal(model.offset_, samplers[0].item_model_.offset_)
+    expected = model.cell_probability(samplers[1].cell_block_, samplers[1].cell_logit_)
+    np.testing.assert_allclose(integrated, expected, rtol=1e-12)
+    unanswered = (samplers[1].cell_block_ < 8) & (plain < 1e-3)
+    assert unanswered.any()
+    assert np.all(integrated[unanswered] / plain[unanswered] > 1.3)
+    assert not np.allclose(samplers[0].pmf(), samplers[1].pmf())
