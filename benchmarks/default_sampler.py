@@ -34,6 +34,10 @@ Samplers:
   ``realisations.py``); ``ais-plain``, ``ais-adaptive`` without the item-level model's
   predictions as control variates (``control_variate=False``: the same draws, Des Raj's
   terms alone, as the default estimated before);
+* ``ais-offsets``: the default with the item-level model's prediction averaged over each
+  block intercept's posterior instead of read at its MAP (``integrate_offsets``), a
+  candidate (2026-11-27; its rows are in default_sampler_offsets.csv beside the default's
+  from the same day);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -84,6 +88,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-flat-sd6": ("ais", {"block_share": None, "block_sd": 6.0}),
     "ais-item": ("ais", {"oracle_model": "item"}),
     "ais-unbounded": ("ais", {"bound_find_effect": False}),
+    "ais-offsets": ("ais", {"integrate_offsets": True}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -91,7 +96,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
 BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
-CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded")
+CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CHECKPOINTS = (500, 1000, 2000)
 
 
