@@ -55,6 +55,9 @@ SAMPLERS += ["bernoulli-block", "ais-block"]
 VARIANTS = {
     "bernoulli-block": ("bernoulli", {"oracle_model": "block"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
+    # a candidate for the default (issue 13): the recalibrated map's block intercepts
+    # integrated out (ItemLevelModel); run only when named by --samplers
+    "ais-offsets-recal": ("ais", {"integrate_offsets": "recalibrated"}),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
@@ -86,13 +89,13 @@ EARLIER = {  # a row's construction without "+rb": what its note says
 }
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
-REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block"}
+REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block", "ais-offsets-recal"}
 # "+sw": and weighs those terms by the oracle model's predicted variance of each
 # (estimators.stage_weights; the default AIS only)
-STAGE_WEIGHTED = {"ais"}
+STAGE_WEIGHTED = {"ais", "ais-offsets-recal"}
 # "+cv": and adds the item-level model's predictions as control variates (the default AIS's
 # terms, estimators.controlled_terms; Bernoulli's rounds, estimators.estimate_bernoulli)
-CONTROLLED = {"ais", "bernoulli"}
+CONTROLLED = {"ais", "bernoulli", "ais-offsets-recal"}
 
 
 # why a cell of the current construction is below target (measured; README, "Not yet right")

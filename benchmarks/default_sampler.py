@@ -88,7 +88,8 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-flat-sd6": ("ais", {"block_share": None, "block_sd": 6.0}),
     "ais-item": ("ais", {"oracle_model": "item"}),
     "ais-unbounded": ("ais", {"bound_find_effect": False}),
-    "ais-offsets": ("ais", {"integrate_offsets": True}),
+    "ais-offsets": ("ais", {"integrate_offsets": "both"}),
+    "ais-offsets-recal": ("ais", {"integrate_offsets": "recalibrated"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -97,6 +98,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
+CANDIDATES += ("ais-offsets-recal",)
 CHECKPOINTS = (500, 1000, 2000)
 
 

@@ -415,6 +415,14 @@ class RecalibratedProbabilities:
         return weight * recalibrated + (1 - weight) * expit(self.bin_logit_)
 
 
+# ItemLevelModel's ``integrate_offsets``: the maps whose block intercepts are integrated out
+INTEGRATED_MAPS = {
+    "none": (),
+    "recalibrated": ("recalibrated",),
+    "both": ("recalibrated", "identity"),
+}
+
+
 class ItemLevelModel(SharesFrozenArrays):
     """pi_t(1 | x) for each item of a binary pool: the classifier's probability p̂(x),
     recalibrated on the answers, with a correction for the item's block k(x):
@@ -487,8 +495,13 @@ class ItemLevelModel(SharesFrozenArrays):
         block: np.ndarray,
         n_blocks: int,
         model_averaging: bool = True,
-        integrate_offsets: bool = False,
+        integrate_offsets: str = "none",
     ):
+        if integrate_offsets not in INTEGRATED_MAPS:
+            raise ValueError(
+                f"`integrate_offsets` must be one of {list(INTEGRATED_MAPS)}, got "
+                f"{integrate_offsets!r}."
+            )
         self.model_averaging = model_averaging
         self.integrate_offsets = integrate_offsets
         # Laplace's variance of each d_k given (a, b), per map (None before a fit: the prior's)
@@ -574,10 +587,12 @@ class ItemLevelModel(SharesFrozenArrays):
     def cell_probability(self, cell_block: np.ndarray, cell_logit: np.ndarray) -> np.ndarray:
         """(*) per cell of the last ``fit``, shape ``(G,)``; with ``integrate_offsets``,
         its expectation over the block intercept's posterior (see the class docstring)."""
+        integrated = INTEGRATED_MAPS[self.integrate_offsets]
         recalibrated = self._probability(
             self.coef_[0] + self.coef_[1] * cell_logit + self.offset_[cell_block],
             self.offset_variance_,
             cell_block,
+            "recalibrated" in integrated,
         )
         if not self.model_averaging:
             return recalibrated
@@ -585,14 +600,15 @@ class ItemLevelModel(SharesFrozenArrays):
             cell_logit + self.identity_offset_[cell_block],
             self.identity_offset_variance_,
             cell_block,
+            "identity" in integrated,
         )
         weight = self.recalibration_weight_
         return weight * recalibrated + (1 - weight) * identity
 
-    def _probability(self, eta: np.ndarray, offset_variance, cell_block: np.ndarray) -> np.ndarray:
-        """expit(eta), or with ``integrate_offsets`` E[expit(eta + e)] for e ~ N(0, v_k), v_k
-        the Laplace variance of the cell's block intercept (the prior's before a fit)."""
-        if not self.integrate_offsets:
+    def _probability(self, eta, offset_variance, cell_block, integrate: bool) -> np.ndarray:
+        """expit(eta), or where ``integrate`` E[expit(eta + e)] for e ~ N(0, v_k), v_k the
+        Laplace variance of the cell's block intercept (the prior's before a fit)."""
+        if not integrate:
             return expit(eta)
         if offset_variance is None:
             return expected_expit(eta, np.full(len(eta), self.block_sd**2))

@@ -626,7 +626,7 @@ def oracle_cells(
     n_codes,
     oracle_model: str,
     model_averaging: bool = True,
-    integrate_offsets: bool = False,
+    integrate_offsets: str = "none",
 ) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
@@ -702,9 +702,10 @@ class AISSampler(ImportanceSampler):
     regime one by one; the tree's share keeps looking everywhere. False: Prop. 4's values in
     every cell (AIS sessions saved before 2026-11-26 replay that way).
 
-    ``integrate_offsets`` (default False; binary pools with the item-level model) takes the
-    item-level model's prediction as its expectation over each block intercept's posterior
-    rather than at the MAP (``ItemLevelModel``): measured, not the default (README, issue 13).
+    ``integrate_offsets`` ("none", the default; "recalibrated"; "both"; binary pools with
+    the item-level model) takes the named maps' predictions as their expectation over each
+    block intercept's posterior rather than at the MAP (``ItemLevelModel``): measured, not
+    the default (README, issue 13).
     """
 
     separate_labelled = True
@@ -733,7 +734,7 @@ class AISSampler(ImportanceSampler):
         control_variate=True,
         flat_tree=True,
         bound_find_effect=True,
-        integrate_offsets=False,
+        integrate_offsets="none",
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect

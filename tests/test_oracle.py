@@ -361,7 +361,7 @@ def test_integrated_offsets_average_over_the_block_intercepts_posterior():
     answered = np.flatnonzero(block != 5)  # block 5 is left without answers
     models = [
         ec.ItemLevelModel(p1, block, 6, model_averaging=False, integrate_offsets=integrate)
-        for integrate in (False, True)
+        for integrate in ("none", "recalibrated")
     ]
     for model in models:
         model.fit(answered, labels[answered])
@@ -390,3 +390,29 @@ def test_integrated_offsets_average_over_the_block_intercepts_posterior():
     for logit in (-12.0, -3.0, 0.0):
         got = integrated.cell_probability(np.array([k]), np.array([logit]))[0]
         assert got == pytest.approx(exact(logit, log_likelihood), rel=0.02)
+
+
+def test_integrating_the_recalibrated_maps_intercepts_leaves_the_identity_map_at_its_map():
+    """``integrate_offsets="recalibrated"`` moves the model average only by its recalibrated
+    part, w (E[expit(eta_1 + e)] - expit(eta_1)); "both" moves the identity map's part too."""
+    p1, block, labels = item_model_data(n_blocks=6)
+    answered = np.flatnonzero(block != 5)
+
+    def fitted(maps, model_averaging=True):
+        model = ec.ItemLevelModel(p1, block, 6, model_averaging, integrate_offsets=maps)
+        model.fit(answered, labels[answered])
+        return model.cell_probability(cell_block, cell_logit)
+
+    cell_block, cell_logit = np.repeat(np.arange(6), 3), np.tile([-12.0, -6.0, -3.0], 6)
+    model = ec.ItemLevelModel(p1, block, 6)
+    model.fit(answered, labels[answered])
+    w = model.recalibration_weight_
+    assert 0.1 < w < 0.99
+    recalibrated_shift = fitted("recalibrated", False) - fitted("none", False)
+    assert np.all(recalibrated_shift > 0)  # expit is convex where these cells lie
+    np.testing.assert_allclose(
+        fitted("recalibrated") - fitted("none"), w * recalibrated_shift, rtol=1e-9, atol=1e-15
+    )
+    assert np.all(fitted("both") > fitted("recalibrated"))
+    with pytest.raises(ValueError, match="integrate_offsets"):
+        ec.ItemLevelModel(p1, block, 6, integrate_offsets=True)

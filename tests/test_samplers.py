@@ -520,8 +520,8 @@ def test_integrated_block_intercepts_reach_the_proposal():
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
     samplers = [
-        ec.make_sampler("ais", pool, measure, 3, depth=4, integrate_offsets=flag)
-        for flag in (False, True)
+        ec.make_sampler("ais", pool, measure, 3, depth=4, integrate_offsets=maps)
+        for maps in ("none", "both")
     ]
     answered = np.flatnonzero(samplers[0].partition.block >= 8)[::3]
     for sampler in samplers:
