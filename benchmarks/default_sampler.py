@@ -14,8 +14,12 @@ Samplers:
   block-level one on seed 003's one-level tree of the 256 leaves (``flat_tree``), at a fixed
   share of 0.1 (``block_share``), the item-level model averaged with the identity map by the
   evidence (``oracle.ItemLevelModel``), the item-level component kept to its floor where one
-  find would carry the estimate past F1's range (``bound_find_effect``); its rows before
-  2026-11-26 were those of ``ais-flat-0.1``, a candidate then;
+  find would carry the estimate past F1's range (``bound_find_effect``), the recalibrated
+  map's block intercepts integrated out (``integrate_offsets="recalibrated"``, since
+  2026-11-27); its rows before 2026-11-26 were those of ``ais-flat-0.1``, a candidate then;
+* ``ais-map``: the default before 2026-11-27, the item-level model read at its MAP
+  (``integrate_offsets="none"``); its rows were ``ais``'s then, and the candidates below
+  were measured with it;
 * ``ais-unbounded``: the default without ``bound_find_effect``, the default earlier on
   2026-11-26 (its rows were ``ais``'s then, measured before the control variates were
   dropped where they carry F1 out of [0, 1], ``estimators._within_range``);
@@ -34,10 +38,9 @@ Samplers:
   ``realisations.py``); ``ais-plain``, ``ais-adaptive`` without the item-level model's
   predictions as control variates (``control_variate=False``: the same draws, Des Raj's
   terms alone, as the default estimated before);
-* ``ais-offsets``: the default with the item-level model's prediction averaged over each
-  block intercept's posterior instead of read at its MAP (``integrate_offsets``), a
-  candidate (2026-11-27; its rows are in default_sampler_offsets.csv beside the default's
-  from the same day);
+* ``ais-offsets``: the default with both maps' block intercepts integrated out
+  (``integrate_offsets="both"``), a candidate (2026-11-27; its rows are in
+  default_sampler_offsets.csv beside ``ais-map``'s and ``ais``'s);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -75,21 +78,23 @@ POOLS = ["over_confident (prob)", "over_confident (true)", "sharp_calibrated (pr
 POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k", "rare_calibrated (prob)"]
 # the default before 2026-11-26: the depth-8 tree in the mixture, its share chosen after
 # every answer (AISSampler._block_share); the candidates below measured against it keep it
-ADAPTIVE = {"flat_tree": False, "block_share": None}
+# and every candidate measured before 2026-11-27 read the item-level model at its MAP
+MAP = {"integrate_offsets": "none"}
+ADAPTIVE = {"flat_tree": False, "block_share": None, **MAP}
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
+    "ais-map": ("ais", MAP),
     "ais-adaptive": ("ais", ADAPTIVE),
     "ais-plain": ("ais", {**ADAPTIVE, "control_variate": False}),
     "ais-cap": ("ais", {**ADAPTIVE, "cap_block_share": True}),
     "ais-next": ("ais", {**ADAPTIVE, "share_criterion": "next_term"}),
     "ais-next-sd6": ("ais", {**ADAPTIVE, "share_criterion": "next_term", "block_sd": 6.0}),
     "ais-sd6": ("ais", {**ADAPTIVE, "block_sd": 6.0}),
-    "ais-flat": ("ais", {"block_share": None}),
-    "ais-flat-sd6": ("ais", {"block_share": None, "block_sd": 6.0}),
-    "ais-item": ("ais", {"oracle_model": "item"}),
-    "ais-unbounded": ("ais", {"bound_find_effect": False}),
+    "ais-flat": ("ais", {"block_share": None, **MAP}),
+    "ais-flat-sd6": ("ais", {"block_share": None, "block_sd": 6.0, **MAP}),
+    "ais-item": ("ais", {"oracle_model": "item", **MAP}),
+    "ais-unbounded": ("ais", {"bound_find_effect": False, **MAP}),
     "ais-offsets": ("ais", {"integrate_offsets": "both"}),
-    "ais-offsets-recal": ("ais", {"integrate_offsets": "recalibrated"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -98,7 +103,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
-CANDIDATES += ("ais-offsets-recal",)
+CANDIDATES += ("ais-map",)
 CHECKPOINTS = (500, 1000, 2000)
 
 

@@ -477,11 +477,15 @@ class ItemLevelModel(SharesFrozenArrays):
 
     eta the linear predictor at the MAP and v_k Laplace's variance of d_k given (a, b) (the
     inverse of the Hessian's diagonal in d; sigma^2 in a block without answers), by
-    Gauss-Hermite quadrature (``expected_expit``). In a block without answers it multiplies
-    the tail's odds by about e^(sigma^2 / 2) = 1.65. Integrating over (a, b) too was measured
-    and not taken (README, issue 13): early in a session b's prior, extrapolated to logit p̂
-    of -15, makes the tail's predictive several percent, and the draws leave the items that
-    matter. Off by default: the prediction is at the MAP (measured; README, issue 13).
+    Gauss-Hermite quadrature (``expected_expit``). ``integrate_offsets`` names the maps that
+    take it: "none" (both at the MAP; Bernoulli sampling's), "recalibrated" (M1 only; AIS's
+    default since 2026-11-27) or "both". In a
+    block without answers it multiplies the tail's odds by about e^(sigma^2 / 2) = 1.65; in
+    M0, which carries the weight where p̂ is calibrated (abt-buy's column), that spends draws
+    on a spread the answers do not support, so "recalibrated" leaves M0 at its MAP
+    (measured; README, issue 13). Integrating over (a, b) too was measured and not taken:
+    early in a session b's prior, extrapolated to logit p̂ of -15, makes the tail's
+    predictive several percent, and the draws leave the items that matter.
 
     Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
     evaluate (*) at their mean logit.

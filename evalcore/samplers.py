@@ -702,10 +702,12 @@ class AISSampler(ImportanceSampler):
     regime one by one; the tree's share keeps looking everywhere. False: Prop. 4's values in
     every cell (AIS sessions saved before 2026-11-26 replay that way).
 
-    ``integrate_offsets`` ("none", the default; "recalibrated"; "both"; binary pools with
-    the item-level model) takes the named maps' predictions as their expectation over each
-    block intercept's posterior rather than at the MAP (``ItemLevelModel``): measured, not
-    the default (README, issue 13).
+    ``integrate_offsets`` ("recalibrated", the default since 2026-11-27; "none"; "both";
+    binary pools with the item-level model) takes the named maps' predictions as their
+    expectation over each block intercept's posterior rather than at the MAP
+    (``ItemLevelModel``; measured, README, issue 13). "none" is the default before (AIS
+    sessions saved before it replay that way); Bernoulli sampling keeps "none" (not measured
+    with it).
     """
 
     separate_labelled = True
@@ -734,7 +736,7 @@ class AISSampler(ImportanceSampler):
         control_variate=True,
         flat_tree=True,
         bound_find_effect=True,
-        integrate_offsets="none",
+        integrate_offsets="recalibrated",
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect

@@ -156,6 +156,7 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "block_share": 0.1,
         "flat_tree": True,
         "bound_find_effect": True,
+        "integrate_offsets": "recalibrated",
     }
     assert report["labels_used"] == 60
     (component,) = report["components"]

@@ -105,6 +105,7 @@ def test_unknown_sampler_is_refused(pool):
         ("ais", {"model_averaging": False}),
         ("ais", {"block_share": None, "flat_tree": False}),
         ("ais", {"bound_find_effect": False}),
+        ("ais", {"integrate_offsets": "none"}),
         ("bernoulli", {"oracle_model": "block", "model_averaging": False}),
         ("bernoulli", {"model_averaging": False}),
         ("is", {"batch_repeats": False, "separate_labelled": False}),
@@ -128,7 +129,7 @@ def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, o
     fresh = ec.Session(pool, "f1", name, seed=4, budget=80)
     new_defaults = {"batch_repeats": True, "oracle_model": "mixture", "model_averaging": True}
     new_defaults.update(separate_labelled=True, block_share=0.1, flat_tree=True)
-    new_defaults.update(bound_find_effect=True)
+    new_defaults.update(bound_find_effect=True, integrate_offsets="recalibrated")
     assert {option: fresh.options[option] for option in old} == {
         option: new_defaults[option] for option in old
     }
