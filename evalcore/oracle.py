@@ -479,13 +479,13 @@ class ItemLevelModel(SharesFrozenArrays):
     inverse of the Hessian's diagonal in d; sigma^2 in a block without answers), by
     Gauss-Hermite quadrature (``expected_expit``). ``integrate_offsets`` names the maps that
     take it: "none" (both at the MAP; Bernoulli sampling's), "recalibrated" (M1 only; AIS's
-    default since 2026-11-27) or "both". In a
-    block without answers it multiplies the tail's odds by about e^(sigma^2 / 2) = 1.65; in
-    M0, which carries the weight where p̂ is calibrated (abt-buy's column), that spends draws
-    on a spread the answers do not support, so "recalibrated" leaves M0 at its MAP
-    (measured; README, issue 13). Integrating over (a, b) too was measured and not taken:
-    early in a session b's prior, extrapolated to logit p̂ of -15, makes the tail's
-    predictive several percent, and the draws leave the items that matter.
+    default since 2026-11-27) or "both". In a block without answers it multiplies the tail's
+    odds by about e^(sigma^2 / 2) = 1.65; in M0, which carries the weight where p̂ is
+    calibrated (abt-buy's column), that spends draws on a spread the answers do not
+    support, so "recalibrated" leaves M0 at its MAP (measured; README, issue 13: on a sure,
+    calibrated pool it costs M1's share of that too). Integrating over (a, b) as well was
+    measured and not taken: early in a session b's prior, extrapolated to logit p̂ of -15,
+    makes the tail's predictive several percent, and the draws leave the items that matter.
 
     Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
     evaluate (*) at their mean logit.
