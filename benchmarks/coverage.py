@@ -58,6 +58,8 @@ VARIANTS = {
     # the default before 2026-11-27: the item-level model at its MAP, not its recalibrated
     # map's block intercepts integrated out (ItemLevelModel); run only when named
     "ais-map": ("ais", {"integrate_offsets": "none"}),
+    # a candidate (2026-11-27): the block intercepts' sd fitted by empirical Bayes
+    "ais-eb": ("ais", {"fit_block_sd": True}),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
@@ -89,13 +91,13 @@ EARLIER = {  # a row's construction without "+rb": what its note says
 }
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
-REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block", "ais-map"}
+REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block", "ais-map", "ais-eb"}
 # "+sw": and weighs those terms by the oracle model's predicted variance of each
 # (estimators.stage_weights; the default AIS only)
-STAGE_WEIGHTED = {"ais", "ais-map"}
+STAGE_WEIGHTED = {"ais", "ais-map", "ais-eb"}
 # "+cv": and adds the item-level model's predictions as control variates (the default AIS's
 # terms, estimators.controlled_terms; Bernoulli's rounds, estimators.estimate_bernoulli)
-CONTROLLED = {"ais", "bernoulli", "ais-map"}
+CONTROLLED = {"ais", "bernoulli", "ais-map", "ais-eb"}
 
 
 # why a cell of the current construction is below target (measured; README, "Not yet right")

@@ -487,6 +487,21 @@ class ItemLevelModel(SharesFrozenArrays):
     measured and not taken: early in a session b's prior, extrapolated to logit p̂ of -15,
     makes the tail's predictive several percent, and the draws leave the items that matter.
 
+    **The block intercepts' sd fitted** (``fit_block_sd``). sigma = 1 is a guess, and the
+    answers can tell: on a calibrated pool every d_k is 0 and sigma = 1 lets each d_k follow
+    its block's few answers (and, integrated out, multiplies the odds of every unanswered
+    tail by about 1.65). With ``fit_block_sd`` each map's sigma is its type-II maximum
+    likelihood (empirical Bayes), approached by one EM step per new answer (Dempster, Laird
+    & Rubin 1977), the E-step by Laplace's normal for each d_k given (a, b):
+
+        sigma^2 <- mean over the blocks with answers of (d_k^2 + v_k),
+
+    from ``block_sd`` before the first answer. A block without answers takes no part: its
+    d_k is the prior's, and it leaves sigma's marginal likelihood unchanged. The fit on t
+    answers is at the sigma the step on t - 1 left (``sd``), however often it is refitted,
+    so a replay of the answers gives the same proposals. The Bayes factor keeps each map's
+    -K log sigma, which cancelled while the sigmas were equal.
+
     Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
     evaluate (*) at their mean logit.
     """
@@ -500,6 +515,7 @@ class ItemLevelModel(SharesFrozenArrays):
         n_blocks: int,
         model_averaging: bool = True,
         integrate_offsets: str = "none",
+        fit_block_sd: bool = False,
     ):
         if integrate_offsets not in INTEGRATED_MAPS:
             raise ValueError(
@@ -508,6 +524,11 @@ class ItemLevelModel(SharesFrozenArrays):
             )
         self.model_averaging = model_averaging
         self.integrate_offsets = integrate_offsets
+        self.fit_block_sd = fit_block_sd
+        # each map's sigma for the current answers and for the next one (None: ``block_sd``)
+        self.offset_sd_ = {"recalibrated": None, "identity": None}
+        self.next_offset_sd_ = dict(self.offset_sd_)
+        self.n_answers_ = 0
         # Laplace's variance of each d_k given (a, b), per map (None before a fit: the prior's)
         self.offset_variance_ = self.identity_offset_variance_ = None
         self.recalibration_weight_ = 0.5
@@ -523,26 +544,52 @@ class ItemLevelModel(SharesFrozenArrays):
         """Fit (*) to the answers; with ``model_averaging``, also the identity map and their
         posterior weights (see the class docstring)."""
         x, y, block = self.logit_[items], labels.astype(float), self.block[items]
-        fitted = self._map(x, y, block, free_map=True)
+        if len(items) > self.n_answers_:  # a new answer: fit at the sigmas its EM step left
+            self.n_answers_ = len(items)
+            self.offset_sd_ = dict(self.next_offset_sd_)
+        fitted = self._map(x, y, block, free_map=True, sd=self.sd("recalibrated"))
         self.coef_, self.offset_, log_post, log_det, self.offset_variance_ = fitted
+        self._em_step("recalibrated", block, self.offset_, self.offset_variance_)
         if not self.model_averaging:
             return
-        fitted = self._map(x, y, block, free_map=False)
+        fitted = self._map(x, y, block, free_map=False, sd=self.sd("identity"))
         _, self.identity_offset_, log_post_0, log_det_0, self.identity_offset_variance_ = fitted
+        self._em_step("identity", block, self.identity_offset_, self.identity_offset_variance_)
         self.recalibration_weight_ = recalibration_weight(log_post, log_det, log_post_0, log_det_0)
 
-    def _map(self, x, y, block, free_map: bool):
+    def sd(self, map_name: str) -> float:
+        """sigma of one map's block intercepts in the last fit: ``block_sd``, or with
+        ``fit_block_sd`` its empirical-Bayes value (see the class docstring)."""
+        fitted = self.offset_sd_[map_name]
+        return self.block_sd if fitted is None else fitted
+
+    def _em_step(self, map_name, block, offset, variance) -> None:
+        """With ``fit_block_sd``, the sigma of the next answer's fit: one EM step for sigma^2
+        (Dempster, Laird & Rubin 1977), the E-step by Laplace's normal for each d_k, sigma^2
+        <- the mean of d_k^2 + v_k over the blocks with answers. A block without answers
+        leaves sigma's marginal likelihood unchanged (its d_k is the prior's), so it takes no
+        part. A refit on the same answers gives the same step, so sigma depends on the
+        answers alone, not on how often they were fitted."""
+        answered = np.bincount(block, minlength=len(offset)) > 0
+        if self.fit_block_sd and answered.any():
+            self.next_offset_sd_[map_name] = float(
+                np.sqrt(np.mean(offset[answered] ** 2 + variance[answered]))
+            )
+
+    def _map(self, x, y, block, free_map: bool, sd: float):
         """The joint MAP of (a, b, d) (``free_map``) or of d with (a, b) at the identity, by
         Newton's method with step halving on the log posterior (concave), from the identity
         each time so a replay gives the same fit. The Hessian is an arrow matrix (diagonal in
         d, two dense rows for a and b): each step solves it by the Schur complement in
         O(answers + blocks). Returns the coefficients, the offsets, the log posterior at the
-        MAP (without constants), log det of its negative Hessian (Laplace's method) and each
-        d_k's variance given (a, b), the inverse of the Hessian's diagonal in d."""
+        MAP (without constants but the d_k prior's -K log ``sd``, which the Bayes factor
+        needs where the maps' sigmas differ), log det of its negative Hessian (Laplace's
+        method) and each d_k's variance given (a, b), the inverse of the Hessian's diagonal
+        in d."""
         K = len(self.offset_)
         centre = RecalibratedProbabilities.prior_mean
         coef_precision = 1.0 / RecalibratedProbabilities.prior_sd**2
-        block_precision = 1.0 / self.block_sd**2
+        block_precision = 1.0 / sd**2
 
         def log_posterior(coef, offset):
             eta = coef[0] + coef[1] * x + offset[block]
@@ -586,7 +633,7 @@ class ItemLevelModel(SharesFrozenArrays):
         log_det = np.sum(np.log(diagonal))
         if free_map:
             log_det += np.linalg.slogdet(schur)[1]
-        return coef, offset, float(current), float(log_det), 1.0 / diagonal
+        return coef, offset, float(current - K * np.log(sd)), float(log_det), 1.0 / diagonal
 
     def cell_probability(self, cell_block: np.ndarray, cell_logit: np.ndarray) -> np.ndarray:
         """(*) per cell of the last ``fit``, shape ``(G,)``; with ``integrate_offsets``,
@@ -597,6 +644,7 @@ class ItemLevelModel(SharesFrozenArrays):
             self.offset_variance_,
             cell_block,
             "recalibrated" in integrated,
+            self.sd("recalibrated"),
         )
         if not self.model_averaging:
             return recalibrated
@@ -605,15 +653,16 @@ class ItemLevelModel(SharesFrozenArrays):
             self.identity_offset_variance_,
             cell_block,
             "identity" in integrated,
+            self.sd("identity"),
         )
         weight = self.recalibration_weight_
         return weight * recalibrated + (1 - weight) * identity
 
-    def _probability(self, eta, offset_variance, cell_block, integrate: bool) -> np.ndarray:
+    def _probability(self, eta, offset_variance, cell_block, integrate: bool, sd) -> np.ndarray:
         """expit(eta), or where ``integrate`` E[expit(eta + e)] for e ~ N(0, v_k), v_k the
-        Laplace variance of the cell's block intercept (the prior's before a fit)."""
+        Laplace variance of the cell's block intercept (the prior's, sd^2, before a fit)."""
         if not integrate:
             return expit(eta)
         if offset_variance is None:
-            return expected_expit(eta, np.full(len(eta), self.block_sd**2))
+            return expected_expit(eta, np.full(len(eta), sd**2))
         return expected_expit(eta, offset_variance[cell_block])

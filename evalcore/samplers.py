@@ -708,6 +708,10 @@ class AISSampler(ImportanceSampler):
     (``ItemLevelModel``; measured, README, issue 13). "none" is the default before (AIS
     sessions saved before it replay that way); Bernoulli sampling keeps "none" (not measured
     with it).
+
+    ``fit_block_sd`` (default False) fits the sd of the item-level model's block
+    intercepts, each map's own, by empirical Bayes, one EM step per new answer from
+    ``block_sd`` (``ItemLevelModel``; measured, README, issue 13).
     """
 
     separate_labelled = True
@@ -737,6 +741,7 @@ class AISSampler(ImportanceSampler):
         flat_tree=True,
         bound_find_effect=True,
         integrate_offsets="recalibrated",
+        fit_block_sd=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect
@@ -778,6 +783,8 @@ class AISSampler(ImportanceSampler):
         self.oracle_model, self.item_model_ = cells.model, cells.item_model
         if block_sd is not None and self.item_model_ is not None:
             self.item_model_.block_sd = float(block_sd)
+        if self.item_model_ is not None:
+            self.item_model_.fit_block_sd = fit_block_sd
         self.cell_block_, self.cell_code_, self.cell_logit_ = cells.block, cells.code, cells.logit
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
         self._build_cells(cells.cell_of)

@@ -416,3 +416,80 @@ def test_integrating_the_recalibrated_maps_intercepts_leaves_the_identity_map_at
     assert np.all(fitted("both") > fitted("recalibrated"))
     with pytest.raises(ValueError, match="integrate_offsets"):
         ec.ItemLevelModel(p1, block, 6, integrate_offsets=True)
+
+
+def offsets_data(sd, n_blocks=40, per_block=40, seed=11):
+    """Answers at logit p̂ ~ N(-1, 1.5^2) in ``n_blocks`` blocks, labels drawn from the
+    identity map with block intercepts d_k ~ N(0, sd^2)."""
+    rng = np.random.default_rng(seed)
+    block = np.repeat(np.arange(n_blocks), per_block)
+    z = rng.normal(-1.0, 1.5, len(block))
+    offset = sd * rng.standard_normal(n_blocks)
+    labels = (rng.random(len(z)) < expit(z + offset[block])).astype(int)
+    return z, block, labels
+
+
+def type_two_ml_sd_by_quadrature(z, block, labels):
+    """argmax over sigma of the identity map's exact marginal likelihood, prod_k of the
+    integral over d_k ~ N(0, sigma^2) of its block's likelihood (blocks are independent
+    given (a, b) = (0, 1)), on a grid of d and of sigma."""
+    d = np.linspace(-8, 8, 4001)
+    eta = z[:, None] + d[None, :]
+    log_lik = labels[:, None] * eta - np.logaddexp(0, eta)
+    per_block = np.vstack([log_lik[block == k].sum(axis=0) for k in np.unique(block)])
+    sigmas = np.linspace(0.02, 2.0, 397)
+    log_prior = -(d[None, :] ** 2) / (2 * sigmas[:, None] ** 2) - np.log(sigmas)[:, None]
+    marginal = [logsumexp(per_block + row, axis=1).sum() for row in log_prior]
+    return sigmas[int(np.argmax(marginal))]
+
+
+@pytest.mark.parametrize("true_sd", [0.0, 0.6])
+def test_fitted_block_sd_follows_the_answers_to_the_type_two_maximum_likelihood(true_sd):
+    """With ``fit_block_sd`` each new answer takes one EM step for each map's sigma.
+    Answers added one at a time, as a session does: the identity map's sigma ends within 0.1
+    of the exact type-II maximum likelihood (quadrature), near 0 where the classifier is
+    calibrated; refitting on the same answers takes no further step."""
+    z, block, labels = offsets_data(true_sd)
+    model = ec.ItemLevelModel(expit(z), block, 40, fit_block_sd=True)
+    assert model.sd("identity") == model.sd("recalibrated") == model.block_sd
+    for n in range(1, len(z) + 1):
+        model.fit(np.arange(n), labels[:n])
+    fitted = model.sd("identity")
+    assert fitted == pytest.approx(type_two_ml_sd_by_quadrature(z, block, labels), abs=0.1)
+    assert (fitted < 0.3) if true_sd == 0 else (0.35 < fitted < 0.9)
+    following = dict(model.next_offset_sd_)
+    model.fit(np.arange(len(z)), labels)
+    assert model.sd("identity") == fitted and model.next_offset_sd_ == following
+    fixed = ec.ItemLevelModel(expit(z), block, 40)
+    fixed.fit(np.arange(len(z)), labels)
+    assert fixed.sd("identity") == fixed.block_sd == 1.0
+
+
+@pytest.mark.parametrize("sd_1, sd_0", [(0.5, 1.0), (1.0, 0.3), (2.0, 0.5)])
+def test_the_recalibration_weight_holds_when_the_maps_block_sds_differ(sd_1, sd_0):
+    """The Bayes factor keeps each map's -K log sigma (the d_k prior's normaliser), which
+    cancels only where the sigmas are equal: checked against quadrature (one block, 300
+    answers; under M1 a + d_1 ~ N(0, 2^2 + sd_1^2))."""
+    rng = np.random.default_rng(5)
+    z = rng.normal(-1.0, 2.0, 300)
+    y = (rng.random(300) < expit(0.4 + 0.8 * z)).astype(int)
+    model = ec.ItemLevelModel(expit(z), np.zeros(300, dtype=int), 1)
+    model.next_offset_sd_ = {"recalibrated": sd_1, "identity": sd_0}  # the next fit's
+    model.fit(np.arange(300), y)
+    s, b = np.linspace(-10, 10, 1001), np.linspace(-1.5, 3.5, 501)
+
+    def log_likelihood(intercept, slope):
+        eta = intercept[:, None] + slope * z[None, :]
+        return eta @ y - np.logaddexp(0, eta).sum(axis=1)
+
+    def log_normal(x, variance):
+        return -0.5 * np.log(2 * np.pi * variance) - x**2 / (2 * variance)
+
+    rows = [
+        log_likelihood(s, slope) + log_normal(s, 4.0 + sd_1**2) + log_normal(slope - 1, 1.0)
+        for slope in b
+    ]
+    log_m1 = logsumexp(np.array(rows)) + np.log((s[1] - s[0]) * (b[1] - b[0]))
+    log_m0 = logsumexp(log_likelihood(s, 1.0) + log_normal(s, sd_0**2)) + np.log(s[1] - s[0])
+    w = model.recalibration_weight_
+    assert np.log(w / (1 - w)) == pytest.approx(log_m1 - log_m0, abs=0.05)

@@ -165,6 +165,26 @@ def test_undo_from_a_checkpoint_equals_a_replay_from_the_seed(name, pool, monkey
         assert session.next_item() == fresh.next_item()
 
 
+def test_a_fitted_block_sd_depends_on_the_answers_alone(pool):
+    """With ``fit_block_sd`` the item-level model's sigmas take one EM step per new answer.
+    Refits on the same answers (an insight page reading the proposal, an estimate) take no
+    further step, so a replay of the log proposes what the session proposed."""
+    options = {"depth": 4, "fit_block_sd": True}
+    session = ec.Session(pool, "f1", "ais", seed=6, budget=80, options=options)
+    for _ in range(40):
+        proposal = session.next_item()
+        session.record(proposal.item, pool.y_true[proposal.item])
+        session.sampler.cell_response()  # refits on the same answers
+        session.estimate()
+    replay = ec.Session(pool, "f1", "ais", 6, 80, options, list(session.log))
+    assert session.next_item() == replay.next_item()
+    fitted, replayed = session.sampler.item_model_, replay.sampler.item_model_
+    assert fitted.offset_sd_ == replayed.offset_sd_
+    assert fitted.next_offset_sd_ == replayed.next_offset_sd_
+    assert all(fitted.sd(name) != fitted.block_sd for name in fitted.offset_sd_)  # it acts
+    same_estimate(session.estimate(), replay.estimate())
+
+
 def test_an_undo_after_a_checkpoint_does_not_replay_from_the_seed(pool, monkeypatch):
     monkeypatch.setattr(ec.session, "CHECKPOINT_EVERY", 10)
     session = ec.Session(pool, "f1", "ais", seed=5, budget=80, options={"depth": 4})
