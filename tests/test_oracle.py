@@ -182,11 +182,11 @@ def test_item_level_model_follows_the_answers_to_the_truth():
     assert np.median(np.abs(np.log(fitted / truth))) < 0.15
 
 
-def log_evidence_ratio_by_quadrature(z, y):
+def log_evidence_ratio_by_quadrature(z, y, sd_1=1.0, sd_0=1.0):
     """log p(y | M1) - log p(y | M0) for one block, by quadrature on a fine grid. With one
-    block the likelihood depends on a and d through s = a + d only, s ~ N(0, 2^2 + 1^2)
-    under M1 (a ~ N(0, 4), b ~ N(1, 1)); M0 fixes (a, b) = (0, 1) and d ~ N(0, 1)."""
-    s, b = np.linspace(-8, 8, 801), np.linspace(-1.5, 3.5, 501)
+    block the likelihood depends on a and d through s = a + d only, s ~ N(0, 2^2 + sd_1^2)
+    under M1 (a ~ N(0, 4), b ~ N(1, 1)); M0 fixes (a, b) = (0, 1) and d ~ N(0, sd_0^2)."""
+    s, b = np.linspace(-10, 10, 1001), np.linspace(-1.5, 3.5, 501)
 
     def log_likelihood(intercept, slope):
         eta = intercept[:, None] + slope * z[None, :]
@@ -196,10 +196,11 @@ def log_evidence_ratio_by_quadrature(z, y):
         return -0.5 * np.log(2 * np.pi * variance) - x**2 / (2 * variance)
 
     rows = [
-        log_likelihood(s, slope) + log_normal(s, 5.0) + log_normal(slope - 1, 1.0) for slope in b
+        log_likelihood(s, slope) + log_normal(s, 4.0 + sd_1**2) + log_normal(slope - 1, 1.0)
+        for slope in b
     ]
     log_m1 = logsumexp(np.array(rows)) + np.log((s[1] - s[0]) * (b[1] - b[0]))
-    log_m0 = logsumexp(log_likelihood(s, 1.0) + log_normal(s, 1.0)) + np.log(s[1] - s[0])
+    log_m0 = logsumexp(log_likelihood(s, 1.0) + log_normal(s, sd_0**2)) + np.log(s[1] - s[0])
     return log_m1 - log_m0
 
 
@@ -476,20 +477,6 @@ def test_the_recalibration_weight_holds_when_the_maps_block_sds_differ(sd_1, sd_
     model = ec.ItemLevelModel(expit(z), np.zeros(300, dtype=int), 1)
     model.next_offset_sd_ = {"recalibrated": sd_1, "identity": sd_0}  # the next fit's
     model.fit(np.arange(300), y)
-    s, b = np.linspace(-10, 10, 1001), np.linspace(-1.5, 3.5, 501)
-
-    def log_likelihood(intercept, slope):
-        eta = intercept[:, None] + slope * z[None, :]
-        return eta @ y - np.logaddexp(0, eta).sum(axis=1)
-
-    def log_normal(x, variance):
-        return -0.5 * np.log(2 * np.pi * variance) - x**2 / (2 * variance)
-
-    rows = [
-        log_likelihood(s, slope) + log_normal(s, 4.0 + sd_1**2) + log_normal(slope - 1, 1.0)
-        for slope in b
-    ]
-    log_m1 = logsumexp(np.array(rows)) + np.log((s[1] - s[0]) * (b[1] - b[0]))
-    log_m0 = logsumexp(log_likelihood(s, 1.0) + log_normal(s, sd_0**2)) + np.log(s[1] - s[0])
     w = model.recalibration_weight_
-    assert np.log(w / (1 - w)) == pytest.approx(log_m1 - log_m0, abs=0.05)
+    expected = log_evidence_ratio_by_quadrature(z, y, sd_1, sd_0)
+    assert np.log(w / (1 - w)) == pytest.approx(expected, abs=0.05)
