@@ -547,14 +547,17 @@ class ItemLevelModel(SharesFrozenArrays):
         if len(items) > self.n_answers_:  # a new answer: fit at the sigmas its EM step left
             self.n_answers_ = len(items)
             self.offset_sd_ = dict(self.next_offset_sd_)
+        answered = None  # the blocks with answers, whose intercepts inform sigma
+        if self.fit_block_sd and len(items):
+            answered = np.bincount(block, minlength=len(self.offset_)) > 0
         fitted = self._map(x, y, block, free_map=True, sd=self.sd("recalibrated"))
         self.coef_, self.offset_, log_post, log_det, self.offset_variance_ = fitted
-        self._em_step("recalibrated", block, self.offset_, self.offset_variance_)
+        self._em_step("recalibrated", answered, self.offset_, self.offset_variance_)
         if not self.model_averaging:
             return
         fitted = self._map(x, y, block, free_map=False, sd=self.sd("identity"))
         _, self.identity_offset_, log_post_0, log_det_0, self.identity_offset_variance_ = fitted
-        self._em_step("identity", block, self.identity_offset_, self.identity_offset_variance_)
+        self._em_step("identity", answered, self.identity_offset_, self.identity_offset_variance_)
         self.recalibration_weight_ = recalibration_weight(log_post, log_det, log_post_0, log_det_0)
 
     def sd(self, map_name: str) -> float:
@@ -563,15 +566,15 @@ class ItemLevelModel(SharesFrozenArrays):
         fitted = self.offset_sd_[map_name]
         return self.block_sd if fitted is None else fitted
 
-    def _em_step(self, map_name, block, offset, variance) -> None:
-        """With ``fit_block_sd``, the sigma of the next answer's fit: one EM step for sigma^2
+    def _em_step(self, map_name, answered, offset, variance) -> None:
+        """The sigma of the next answer's fit (``answered``: None without ``fit_block_sd`` or
+        before any answer, when there is nothing to fit): one EM step for sigma^2
         (Dempster, Laird & Rubin 1977), the E-step by Laplace's normal for each d_k, sigma^2
         <- the mean of d_k^2 + v_k over the blocks with answers. A block without answers
         leaves sigma's marginal likelihood unchanged (its d_k is the prior's), so it takes no
         part. A refit on the same answers gives the same step, so sigma depends on the
         answers alone, not on how often they were fitted."""
-        answered = np.bincount(block, minlength=len(offset)) > 0
-        if self.fit_block_sd and answered.any():
+        if answered is not None:
             self.next_offset_sd_[map_name] = float(
                 np.sqrt(np.mean(offset[answered] ** 2 + variance[answered]))
             )

@@ -627,6 +627,7 @@ def oracle_cells(
     oracle_model: str,
     model_averaging: bool = True,
     integrate_offsets: str = "none",
+    fit_block_sd: bool = False,
 ) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
@@ -638,7 +639,12 @@ def oracle_cells(
     item_model, bin_of, n_bins = None, np.zeros(pool.n_pool, dtype=np.int64), 1
     if model != "block":
         item_model = ItemLevelModel(
-            pool.prob[:, 1], partition.block, partition.n_blocks, model_averaging, integrate_offsets
+            pool.prob[:, 1],
+            partition.block,
+            partition.n_blocks,
+            model_averaging,
+            integrate_offsets,
+            fit_block_sd,
         )
         bin_of, n_bins = item_model.bin_of, item_model.n_bins
     present, cell_of = compact_codes((partition.block * n_bins + bin_of) * n_codes + codes)
@@ -769,6 +775,7 @@ class AISSampler(ImportanceSampler):
             oracle_model,
             model_averaging,
             integrate_offsets,
+            fit_block_sd,
         )
         if cells.model == "mixture" and flat_tree:
             self.partition = self.partition.flattened()
@@ -783,8 +790,6 @@ class AISSampler(ImportanceSampler):
         self.oracle_model, self.item_model_ = cells.model, cells.item_model
         if block_sd is not None and self.item_model_ is not None:
             self.item_model_.block_sd = float(block_sd)
-        if self.item_model_ is not None:
-            self.item_model_.fit_block_sd = fit_block_sd
         self.cell_block_, self.cell_code_, self.cell_logit_ = cells.block, cells.code, cells.logit
         self._nonzero = measure.nonzero_loss(self.n_codes_, pool.n_classes)
         self._build_cells(cells.cell_of)
