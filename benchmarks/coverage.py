@@ -59,7 +59,8 @@ VARIANTS = {
     # map's block intercepts integrated out (ItemLevelModel); run only when named
     "ais-map": ("ais", {"integrate_offsets": "none"}),
     # a candidate (2026-11-27): the block intercepts' sd fitted by empirical Bayes
-    "ais-eb": ("ais", {"fit_block_sd": True}),
+    "ais-eb": ("ais", {"fit_block_sd": "both"}),
+    "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
@@ -89,15 +90,17 @@ EARLIER = {  # a row's construction without "+rb": what its note says
     "hull+logit+recal": "measured with Laplace's ellipse on quantile bins",
     "hull+logit": "measured before the recalibration's uncertainty",
 }
+# the default AIS and the variants of it in VARIANTS, which estimate as it does
+DEFAULT_AIS_VARIANTS = {"ais", "ais-map", "ais-eb", "ais-eb1"}
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
-REPEATS_BY_EXPECTATION = {"passive", "is", "ais", "ais-1", "ais-block", "ais-map", "ais-eb"}
+REPEATS_BY_EXPECTATION = {"passive", "is", "ais-1", "ais-block", *DEFAULT_AIS_VARIANTS}
 # "+sw": and weighs those terms by the oracle model's predicted variance of each
 # (estimators.stage_weights; the default AIS only)
-STAGE_WEIGHTED = {"ais", "ais-map", "ais-eb"}
+STAGE_WEIGHTED = DEFAULT_AIS_VARIANTS
 # "+cv": and adds the item-level model's predictions as control variates (the default AIS's
 # terms, estimators.controlled_terms; Bernoulli's rounds, estimators.estimate_bernoulli)
-CONTROLLED = {"ais", "bernoulli", "ais-map", "ais-eb"}
+CONTROLLED = {"bernoulli", *DEFAULT_AIS_VARIANTS}
 
 
 # why a cell of the current construction is below target (measured; README, "Not yet right")

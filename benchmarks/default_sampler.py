@@ -42,7 +42,9 @@ Samplers:
   (``integrate_offsets="both"``), a candidate (2026-11-27; its rows are in
   default_sampler_offsets.csv beside ``ais-map``'s and ``ais``'s);
 * ``ais-eb``: the default with the item-level model's block intercepts' sd fitted by
-  empirical Bayes (``fit_block_sd``), a candidate (2026-11-27);
+  empirical Bayes for both maps (``fit_block_sd="both"``), a candidate (2026-11-27), and
+  ``ais-eb1`` for the recalibrated map alone, whose intercepts are integrated out
+  (``fit_block_sd="recalibrated"``; 2026-11-28);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -97,7 +99,8 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-item": ("ais", {"oracle_model": "item", **MAP}),
     "ais-unbounded": ("ais", {"bound_find_effect": False, **MAP}),
     "ais-offsets": ("ais", {"integrate_offsets": "both"}),
-    "ais-eb": ("ais", {"fit_block_sd": True}),
+    "ais-eb": ("ais", {"fit_block_sd": "both"}),
+    "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -106,7 +109,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
-CANDIDATES += ("ais-map", "ais-eb")
+CANDIDATES += ("ais-map", "ais-eb", "ais-eb1")
 CHECKPOINTS = (500, 1000, 2000)
 
 

@@ -415,8 +415,8 @@ class RecalibratedProbabilities:
         return weight * recalibrated + (1 - weight) * expit(self.bin_logit_)
 
 
-# ItemLevelModel's ``integrate_offsets``: the maps whose block intercepts are integrated out
-INTEGRATED_MAPS = {
+# ItemLevelModel's ``integrate_offsets`` and ``fit_block_sd``: the maps each acts on
+MAP_CHOICES = {
     "none": (),
     "recalibrated": ("recalibrated",),
     "both": ("recalibrated", "identity"),
@@ -490,9 +490,10 @@ class ItemLevelModel(SharesFrozenArrays):
     **The block intercepts' sd fitted** (``fit_block_sd``). sigma = 1 is a guess, and the
     answers can tell: on a calibrated pool every d_k is 0 and sigma = 1 lets each d_k follow
     its block's few answers (and, integrated out, multiplies the odds of every unanswered
-    tail by about 1.65). With ``fit_block_sd`` each map's sigma is its type-II maximum
-    likelihood (empirical Bayes), approached by one EM step per new answer (Dempster, Laird
-    & Rubin 1977), the E-step by Laplace's normal for each d_k given (a, b):
+    tail by about 1.65). ``fit_block_sd`` names the maps ("none", "recalibrated" or "both")
+    whose sigma is then its type-II maximum likelihood (empirical Bayes), approached by one
+    EM step per new answer (Dempster, Laird & Rubin 1977), the E-step by Laplace's normal
+    for each d_k given (a, b):
 
         sigma^2 <- mean over the blocks with answers of (d_k^2 + v_k),
 
@@ -500,7 +501,9 @@ class ItemLevelModel(SharesFrozenArrays):
     d_k is the prior's, and it leaves sigma's marginal likelihood unchanged. The fit on t
     answers is at the sigma the step on t - 1 left (``sd``), however often it is refitted,
     so a replay of the answers gives the same proposals. The Bayes factor keeps each map's
-    -K log sigma, which cancelled while the sigmas were equal.
+    -K log sigma, which cancelled while the sigmas were equal. Where a map's intercepts are
+    integrated out, sigma is also the spread of every unanswered block's prediction, the
+    1.65 above; at the MAP it only shrinks the d_k.
 
     Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
     evaluate (*) at their mean logit.
@@ -515,13 +518,14 @@ class ItemLevelModel(SharesFrozenArrays):
         n_blocks: int,
         model_averaging: bool = True,
         integrate_offsets: str = "none",
-        fit_block_sd: bool = False,
+        fit_block_sd: str = "none",
     ):
-        if integrate_offsets not in INTEGRATED_MAPS:
-            raise ValueError(
-                f"`integrate_offsets` must be one of {list(INTEGRATED_MAPS)}, got "
-                f"{integrate_offsets!r}."
-            )
+        for option, maps in (
+            ("integrate_offsets", integrate_offsets),
+            ("fit_block_sd", fit_block_sd),
+        ):
+            if not isinstance(maps, str) or maps not in MAP_CHOICES:
+                raise ValueError(f"`{option}` must be one of {list(MAP_CHOICES)}, got {maps!r}.")
         self.model_averaging = model_averaging
         self.integrate_offsets = integrate_offsets
         self.fit_block_sd = fit_block_sd
@@ -548,7 +552,7 @@ class ItemLevelModel(SharesFrozenArrays):
             self.n_answers_ = len(items)
             self.offset_sd_ = dict(self.next_offset_sd_)
         answered = None  # the blocks with answers, whose intercepts inform sigma
-        if self.fit_block_sd and len(items):
+        if MAP_CHOICES[self.fit_block_sd] and len(items):
             answered = np.bincount(block, minlength=len(self.offset_)) > 0
         fitted = self._map(x, y, block, free_map=True, sd=self.sd("recalibrated"))
         self.coef_, self.offset_, log_post, log_det, self.offset_variance_ = fitted
@@ -567,14 +571,14 @@ class ItemLevelModel(SharesFrozenArrays):
         return self.block_sd if fitted is None else fitted
 
     def _em_step(self, map_name, answered, offset, variance) -> None:
-        """The sigma of the next answer's fit (``answered``: None without ``fit_block_sd`` or
-        before any answer, when there is nothing to fit): one EM step for sigma^2
-        (Dempster, Laird & Rubin 1977), the E-step by Laplace's normal for each d_k, sigma^2
-        <- the mean of d_k^2 + v_k over the blocks with answers. A block without answers
-        leaves sigma's marginal likelihood unchanged (its d_k is the prior's), so it takes no
-        part. A refit on the same answers gives the same step, so sigma depends on the
-        answers alone, not on how often they were fitted."""
-        if answered is not None:
+        """The sigma of the next answer's fit where ``fit_block_sd`` names the map
+        (``answered``: None without it or before any answer, when there is nothing to fit):
+        one EM step for sigma^2 (Dempster, Laird & Rubin 1977), the E-step by Laplace's
+        normal for each d_k, sigma^2 <- the mean of d_k^2 + v_k over the blocks with
+        answers. A block without answers leaves sigma's marginal likelihood unchanged (its
+        d_k is the prior's), so it takes no part. A refit on the same answers gives the same
+        step, so sigma depends on the answers alone, not on how often they were fitted."""
+        if answered is not None and map_name in MAP_CHOICES[self.fit_block_sd]:
             self.next_offset_sd_[map_name] = float(
                 np.sqrt(np.mean(offset[answered] ** 2 + variance[answered]))
             )
@@ -641,7 +645,7 @@ class ItemLevelModel(SharesFrozenArrays):
     def cell_probability(self, cell_block: np.ndarray, cell_logit: np.ndarray) -> np.ndarray:
         """(*) per cell of the last ``fit``, shape ``(G,)``; with ``integrate_offsets``,
         its expectation over the block intercept's posterior (see the class docstring)."""
-        integrated = INTEGRATED_MAPS[self.integrate_offsets]
+        integrated = MAP_CHOICES[self.integrate_offsets]
         recalibrated = self._probability(
             self.coef_[0] + self.coef_[1] * cell_logit + self.offset_[cell_block],
             self.offset_variance_,

@@ -627,7 +627,7 @@ def oracle_cells(
     oracle_model: str,
     model_averaging: bool = True,
     integrate_offsets: str = "none",
-    fit_block_sd: bool = False,
+    fit_block_sd: str = "none",
 ) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
@@ -715,9 +715,9 @@ class AISSampler(ImportanceSampler):
     sessions saved before it replay that way); Bernoulli sampling keeps "none" (not measured
     with it).
 
-    ``fit_block_sd`` (default False) fits the sd of the item-level model's block
-    intercepts, each map's own, by empirical Bayes, one EM step per new answer from
-    ``block_sd`` (``ItemLevelModel``; measured, README, issue 13).
+    ``fit_block_sd`` ("none", the default; "recalibrated"; "both") names the maps whose
+    block intercepts' sd the item-level model fits by empirical Bayes, one EM step per new
+    answer from ``block_sd`` (``ItemLevelModel``; measured, README, issue 13).
     """
 
     separate_labelled = True
@@ -747,7 +747,7 @@ class AISSampler(ImportanceSampler):
         flat_tree=True,
         bound_find_effect=True,
         integrate_offsets="recalibrated",
-        fit_block_sd=False,
+        fit_block_sd="none",
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect

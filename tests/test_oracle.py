@@ -451,7 +451,7 @@ def test_fitted_block_sd_follows_the_answers_to_the_type_two_maximum_likelihood(
     of the exact type-II maximum likelihood (quadrature), near 0 where the classifier is
     calibrated; refitting on the same answers takes no further step."""
     z, block, labels = offsets_data(true_sd)
-    model = ec.ItemLevelModel(expit(z), block, 40, fit_block_sd=True)
+    model = ec.ItemLevelModel(expit(z), block, 40, fit_block_sd="both")
     assert model.sd("identity") == model.sd("recalibrated") == model.block_sd
     for n in range(1, len(z) + 1):
         model.fit(np.arange(n), labels[:n])
@@ -464,6 +464,31 @@ def test_fitted_block_sd_follows_the_answers_to_the_type_two_maximum_likelihood(
     fixed = ec.ItemLevelModel(expit(z), block, 40)
     fixed.fit(np.arange(len(z)), labels)
     assert fixed.sd("identity") == fixed.block_sd == 1.0
+
+
+def test_fit_block_sd_fits_only_the_maps_it_names():
+    """``fit_block_sd="recalibrated"`` steps M1's sigma and leaves M0's at ``block_sd``; the
+    steps M1's sigma takes are those it takes with "both" while the fits see the same
+    sigma. A bool is refused, as for ``integrate_offsets``."""
+    z, block, labels = offsets_data(0.0)
+    models = {
+        maps: ec.ItemLevelModel(expit(z), block, 40, fit_block_sd=maps)
+        for maps in ("recalibrated", "both")
+    }
+    for model in models.values():
+        for n in range(1, 41):
+            model.fit(np.arange(n), labels[:n])
+    only, both = models["recalibrated"], models["both"]
+    assert only.sd("identity") == only.block_sd
+    assert both.sd("identity") < 0.9 * both.block_sd
+    assert only.sd("recalibrated") < 0.9 * only.block_sd
+    first = ec.ItemLevelModel(expit(z), block, 40, fit_block_sd="recalibrated")
+    first.fit(np.arange(1), labels[:1])
+    first_both = ec.ItemLevelModel(expit(z), block, 40, fit_block_sd="both")
+    first_both.fit(np.arange(1), labels[:1])
+    assert first.next_offset_sd_["recalibrated"] == first_both.next_offset_sd_["recalibrated"]
+    with pytest.raises(ValueError, match="fit_block_sd"):
+        ec.ItemLevelModel(expit(z), block, 40, fit_block_sd=True)
 
 
 @pytest.mark.parametrize("sd_1, sd_0", [(0.5, 1.0), (1.0, 0.3), (2.0, 0.5)])

@@ -169,7 +169,7 @@ def test_a_fitted_block_sd_depends_on_the_answers_alone(pool):
     """With ``fit_block_sd`` the item-level model's sigmas take one EM step per new answer.
     Refits on the same answers (an insight page reading the proposal, an estimate) take no
     further step, so a replay of the log proposes what the session proposed."""
-    options = {"depth": 4, "fit_block_sd": True}
+    options = {"depth": 4, "fit_block_sd": "both"}
     session = ec.Session(pool, "f1", "ais", seed=6, budget=80, options=options)
     for _ in range(40):
         proposal = session.next_item()
