@@ -58,7 +58,8 @@ VARIANTS = {
     # the default before 2026-11-27: the item-level model at its MAP, not its recalibrated
     # map's block intercepts integrated out (ItemLevelModel); run only when named
     "ais-map": ("ais", {"integrate_offsets": "none"}),
-    # a candidate (2026-11-27): the block intercepts' sd fitted by empirical Bayes
+    # candidates, not adopted (README, issue 13): the block intercepts' sd fitted by
+    # empirical Bayes for both maps (2026-11-27) and for the recalibrated map (2026-11-28)
     "ais-eb": ("ais", {"fit_block_sd": "both"}),
     "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
 }
@@ -405,9 +406,9 @@ def write_markdown(
         "for `ais` since 2026-11-26 seed 003's one-level tree at a fixed share of 0.1, the "
         "item-level component kept to its floor where one find would carry F1 past its "
         "range, and since 2026-11-27 the recalibrated map's block intercepts integrated out; "
-        "`ais-map` is the default before, the item-level model at its MAP; `ais-eb` a "
-        "candidate, the default with the item-level model's block intercepts' sd fitted by "
-        "empirical Bayes); "
+        "`ais-map` is the default before, the item-level model at its MAP; `ais-eb` and "
+        "`ais-eb1` candidates, the default with the item-level model's block intercepts' sd "
+        "fitted by empirical Bayes for both maps and for the recalibrated map alone); "
         "`ais-block` and `bernoulli-block` use seed 003's block-level model alone, the "
         "defaults before. Intervals are the hull of the design's and the oracle model's "
         "(`evalcore.intervals`); rows noted as measured before the hull are the design's "
