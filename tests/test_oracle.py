@@ -467,9 +467,9 @@ def test_fitted_block_sd_follows_the_answers_to_the_type_two_maximum_likelihood(
 
 
 def test_fit_block_sd_fits_only_the_maps_it_names():
-    """``fit_block_sd="recalibrated"`` steps M1's sigma and leaves M0's at ``block_sd``; the
-    steps M1's sigma takes are those it takes with "both" while the fits see the same
-    sigma. A bool is refused, as for ``integrate_offsets``."""
+    """``fit_block_sd="recalibrated"`` steps M1's sigma and leaves M0's at ``block_sd``;
+    M1's first step, from a fit at sigma = 1 either way, is the one it takes with "both".
+    A bool is refused, as for ``integrate_offsets``."""
     z, block, labels = offsets_data(0.0)
     models = {
         maps: ec.ItemLevelModel(expit(z), block, 40, fit_block_sd=maps)
