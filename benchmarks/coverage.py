@@ -59,9 +59,11 @@ VARIANTS = {
     # map's block intercepts integrated out (ItemLevelModel); run only when named
     "ais-map": ("ais", {"integrate_offsets": "none"}),
     # candidates, not adopted (README, issue 13): the block intercepts' sd fitted by
-    # empirical Bayes for both maps (2026-11-27) and for the recalibrated map (2026-11-28)
+    # empirical Bayes for both maps (2026-11-27) and for the recalibrated map (2026-11-28);
+    # ais-split: the recalibrated map's, with the prior's spread in blocks without answers
     "ais-eb": ("ais", {"fit_block_sd": "both"}),
     "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
+    "ais-split": ("ais", {"fit_block_sd": "recalibrated", "unanswered_sd": "prior"}),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
@@ -92,7 +94,7 @@ EARLIER = {  # a row's construction without "+rb": what its note says
     "hull+logit": "measured before the recalibration's uncertainty",
 }
 # the default AIS and the variants of it in VARIANTS, which estimate as it does
-DEFAULT_AIS_VARIANTS = {"ais", "ais-map", "ais-eb", "ais-eb1"}
+DEFAULT_AIS_VARIANTS = {"ais", "ais-map", "ais-eb", "ais-eb1", "ais-split"}
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
 REPEATS_BY_EXPECTATION = {"passive", "is", "ais-1", "ais-block", *DEFAULT_AIS_VARIANTS}
@@ -409,7 +411,8 @@ def write_markdown(
         "range, and since 2026-11-27 the recalibrated map's block intercepts integrated out; "
         "`ais-map` is the default before, the item-level model at its MAP; `ais-eb` and "
         "`ais-eb1` candidates, the default with the item-level model's block intercepts' sd "
-        "fitted by empirical Bayes for both maps and for the recalibrated map alone); "
+        "fitted by empirical Bayes for both maps and for the recalibrated map alone, and "
+        "`ais-split` as `ais-eb1` with the prior's sd in blocks without answers); "
         "`ais-block` and `bernoulli-block` use seed 003's block-level model alone, the "
         "defaults before. Intervals are the hull of the design's and the oracle model's "
         "(`evalcore.intervals`); rows noted as measured before the hull are the design's "

@@ -44,7 +44,8 @@ Samplers:
 * ``ais-eb``: the default with the item-level model's block intercepts' sd fitted by
   empirical Bayes for both maps (``fit_block_sd="both"``), a candidate (2026-11-27), and
   ``ais-eb1`` for the recalibrated map alone, whose intercepts are integrated out
-  (``fit_block_sd="recalibrated"``; 2026-11-28);
+  (``fit_block_sd="recalibrated"``; 2026-11-28), and ``ais-split``, ``ais-eb1`` with the
+  prior's spread in the blocks without answers (``unanswered_sd="prior"``; 2026-11-28);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -101,6 +102,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-offsets": ("ais", {"integrate_offsets": "both"}),
     "ais-eb": ("ais", {"fit_block_sd": "both"}),
     "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
+    "ais-split": ("ais", {"fit_block_sd": "recalibrated", "unanswered_sd": "prior"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -109,7 +111,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
-CANDIDATES += ("ais-map", "ais-eb", "ais-eb1")
+CANDIDATES += ("ais-map", "ais-eb", "ais-eb1", "ais-split")
 CHECKPOINTS = (500, 1000, 2000)
 
 

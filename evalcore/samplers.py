@@ -628,6 +628,7 @@ def oracle_cells(
     model_averaging: bool = True,
     integrate_offsets: str = "none",
     fit_block_sd: str = "none",
+    unanswered_sd: str = "fitted",
 ) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
@@ -645,6 +646,7 @@ def oracle_cells(
             model_averaging,
             integrate_offsets,
             fit_block_sd,
+            unanswered_sd,
         )
         bin_of, n_bins = item_model.bin_of, item_model.n_bins
     present, cell_of = compact_codes((partition.block * n_bins + bin_of) * n_codes + codes)
@@ -718,6 +720,8 @@ class AISSampler(ImportanceSampler):
     ``fit_block_sd`` ("none", the default; "recalibrated"; "both") names the maps whose
     block intercepts' sd the item-level model fits by empirical Bayes, one EM step per new
     answer from ``block_sd`` (``ItemLevelModel``; measured, README, issue 13).
+    ``unanswered_sd`` ("fitted", the default; "prior") is the spread an integrated map gives
+    a block without answers: the fitted sigma or ``block_sd`` (``ItemLevelModel``).
     """
 
     separate_labelled = True
@@ -748,6 +752,7 @@ class AISSampler(ImportanceSampler):
         bound_find_effect=True,
         integrate_offsets="recalibrated",
         fit_block_sd="none",
+        unanswered_sd="fitted",
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect
@@ -776,6 +781,7 @@ class AISSampler(ImportanceSampler):
             model_averaging,
             integrate_offsets,
             fit_block_sd,
+            unanswered_sd,
         )
         if cells.model == "mixture" and flat_tree:
             self.partition = self.partition.flattened()

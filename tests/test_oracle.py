@@ -491,6 +491,59 @@ def test_fit_block_sd_fits_only_the_maps_it_names():
         ec.ItemLevelModel(expit(z), block, 40, fit_block_sd=True)
 
 
+def test_unanswered_sd_prior_keeps_the_prior_spread_where_a_block_has_no_answers():
+    """With the recalibrated map's sigma fitted and its intercepts integrated out,
+    ``unanswered_sd="prior"`` integrates a block without answers over N(0, ``block_sd``^2)
+    and "fitted" over N(0, sigma^2); the fits and the answered blocks' predictions are the
+    same. Without ``fit_block_sd`` the two are the same everywhere."""
+    z, block, labels = offsets_data(0.0)
+    inside = np.flatnonzero(block < 30)  # blocks 30-39 are left without answers
+
+    def fitted_models(fit_block_sd):
+        models = {}
+        for spread in ("fitted", "prior"):
+            model = ec.ItemLevelModel(
+                expit(z),
+                block,
+                40,
+                model_averaging=False,
+                integrate_offsets="recalibrated",
+                fit_block_sd=fit_block_sd,
+                unanswered_sd=spread,
+            )
+            for n in range(1, len(inside) + 1):
+                model.fit(inside[:n], labels[inside[:n]])
+            models[spread] = model
+        return models
+
+    cell_block, cell_logit = np.repeat([3, 35], 3), np.tile([-12.0, -4.0, 0.0], 2)
+    models = fitted_models("recalibrated")
+    fitted, prior = models["fitted"], models["prior"]
+    np.testing.assert_array_equal(fitted.coef_, prior.coef_)
+    np.testing.assert_array_equal(fitted.offset_, prior.offset_)
+    sigma = prior.sd("recalibrated")
+    assert sigma < 0.9 * prior.block_sd
+    a, b = prior.coef_
+    eta = a + b * cell_logit + prior.offset_[cell_block]
+    by_fitted = fitted.cell_probability(cell_block, cell_logit)
+    by_prior = prior.cell_probability(cell_block, cell_logit)
+    np.testing.assert_array_equal(by_prior[:3], by_fitted[:3])
+    np.testing.assert_allclose(
+        by_prior[3:], oracle.expected_expit(eta[3:], np.full(3, prior.block_sd**2)), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        by_fitted[3:], oracle.expected_expit(eta[3:], np.full(3, sigma**2)), rtol=1e-12
+    )
+    assert by_prior[3] > 1.2 * by_fitted[3]  # the tail's odds, e^(sigma^2 / 2) apart
+    unfitted = fitted_models("none")
+    np.testing.assert_array_equal(
+        unfitted["prior"].cell_probability(cell_block, cell_logit),
+        unfitted["fitted"].cell_probability(cell_block, cell_logit),
+    )
+    with pytest.raises(ValueError, match="unanswered_sd"):
+        ec.ItemLevelModel(expit(z), block, 40, unanswered_sd="fixed")
+
+
 @pytest.mark.parametrize("sd_1, sd_0", [(0.5, 1.0), (1.0, 0.3), (2.0, 0.5)])
 def test_the_recalibration_weight_holds_when_the_maps_block_sds_differ(sd_1, sd_0):
     """The Bayes factor keeps each map's -K log sigma (the d_k prior's normaliser), which
