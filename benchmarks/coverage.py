@@ -60,10 +60,15 @@ VARIANTS = {
     "ais-map": ("ais", {"integrate_offsets": "none"}),
     # candidates, not adopted (README, issue 13): the block intercepts' sd fitted by
     # empirical Bayes for both maps (2026-11-27) and for the recalibrated map (2026-11-28);
-    # ais-split: the recalibrated map's, with the prior's spread in blocks without answers
+    # ais-split: the recalibrated map's, with the prior's spread in blocks without answers;
+    # ais-split-w: ais-split with the maps weighed at the prior's sd (2026-11-28)
     "ais-eb": ("ais", {"fit_block_sd": "both"}),
     "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
     "ais-split": ("ais", {"fit_block_sd": "recalibrated", "unanswered_sd": "prior"}),
+    "ais-split-w": (
+        "ais",
+        {"fit_block_sd": "recalibrated", "unanswered_sd": "prior", "weight_at_block_sd": True},
+    ),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
@@ -94,7 +99,7 @@ EARLIER = {  # a row's construction without "+rb": what its note says
     "hull+logit": "measured before the recalibration's uncertainty",
 }
 # the default AIS and the variants of it in VARIANTS, which estimate as it does
-DEFAULT_AIS_VARIANTS = {"ais", "ais-map", "ais-eb", "ais-eb1", "ais-split"}
+DEFAULT_AIS_VARIANTS = {"ais", "ais-map", "ais-eb", "ais-eb1", "ais-split", "ais-split-w"}
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
 REPEATS_BY_EXPECTATION = {"passive", "is", "ais-1", "ais-block", *DEFAULT_AIS_VARIANTS}

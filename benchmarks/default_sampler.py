@@ -45,7 +45,9 @@ Samplers:
   empirical Bayes for both maps (``fit_block_sd="both"``), a candidate (2026-11-27), and
   ``ais-eb1`` for the recalibrated map alone, whose intercepts are integrated out
   (``fit_block_sd="recalibrated"``; 2026-11-28), and ``ais-split``, ``ais-eb1`` with the
-  prior's spread in the blocks without answers (``unanswered_sd="prior"``; 2026-11-28);
+  prior's spread in the blocks without answers (``unanswered_sd="prior"``; 2026-11-28),
+  and ``ais-split-w``, ``ais-split`` with the maps weighed at the prior's sd
+  (``weight_at_block_sd=True``; 2026-11-28);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -86,6 +88,7 @@ POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k", "rare_calibrated (prob)"]
 # and every candidate measured before 2026-11-27 read the item-level model at its MAP
 MAP = {"integrate_offsets": "none"}
 ADAPTIVE = {"flat_tree": False, "block_share": None, **MAP}
+SPLIT = {"fit_block_sd": "recalibrated", "unanswered_sd": "prior"}
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
     "ais-map": ("ais", MAP),
@@ -102,7 +105,8 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-offsets": ("ais", {"integrate_offsets": "both"}),
     "ais-eb": ("ais", {"fit_block_sd": "both"}),
     "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
-    "ais-split": ("ais", {"fit_block_sd": "recalibrated", "unanswered_sd": "prior"}),
+    "ais-split": ("ais", SPLIT),
+    "ais-split-w": ("ais", {**SPLIT, "weight_at_block_sd": True}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -111,7 +115,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
-CANDIDATES += ("ais-map", "ais-eb", "ais-eb1", "ais-split")
+CANDIDATES += ("ais-map", "ais-eb", "ais-eb1", "ais-split", "ais-split-w")
 CHECKPOINTS = (500, 1000, 2000)
 
 

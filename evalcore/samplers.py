@@ -629,6 +629,7 @@ def oracle_cells(
     integrate_offsets: str = "none",
     fit_block_sd: str = "none",
     unanswered_sd: str = "fitted",
+    weight_at_block_sd: bool = False,
 ) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
@@ -647,6 +648,7 @@ def oracle_cells(
             integrate_offsets,
             fit_block_sd,
             unanswered_sd,
+            weight_at_block_sd,
         )
         bin_of, n_bins = item_model.bin_of, item_model.n_bins
     present, cell_of = compact_codes((partition.block * n_bins + bin_of) * n_codes + codes)
@@ -722,6 +724,8 @@ class AISSampler(ImportanceSampler):
     answer from ``block_sd`` (``ItemLevelModel``; measured, README, issue 13).
     ``unanswered_sd`` ("fitted", the default; "prior") is the spread an integrated map gives
     a block without answers: the fitted sigma or ``block_sd`` (``ItemLevelModel``).
+    ``weight_at_block_sd`` (default False) weighs the recalibrated map against the identity
+    by their fits at ``block_sd``, not at their fitted sigmas (``ItemLevelModel``).
     """
 
     separate_labelled = True
@@ -753,6 +757,7 @@ class AISSampler(ImportanceSampler):
         integrate_offsets="recalibrated",
         fit_block_sd="none",
         unanswered_sd="fitted",
+        weight_at_block_sd=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect
@@ -782,6 +787,7 @@ class AISSampler(ImportanceSampler):
             integrate_offsets,
             fit_block_sd,
             unanswered_sd,
+            weight_at_block_sd,
         )
         if cells.model == "mixture" and flat_tree:
             self.partition = self.partition.flattened()
