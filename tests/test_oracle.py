@@ -544,6 +544,33 @@ def test_unanswered_sd_prior_keeps_the_prior_spread_where_a_block_has_no_answers
         ec.ItemLevelModel(expit(z), block, 40, unanswered_sd="fixed")
 
 
+@pytest.mark.parametrize("maps", ["recalibrated", "both"])
+def test_weight_at_block_sd_weighs_the_maps_as_without_a_fitted_sd(maps):
+    """``weight_at_block_sd``: the Bayes factor is that of both maps at ``block_sd``, so w
+    is the unfitted model's for the same answers, while each map's fit keeps its fitted
+    sigma. Without it, on calibrated answers (every d_k = 0) M1's small fitted sigma alone
+    raises w."""
+    z, block, labels = offsets_data(0.0)
+    models = {
+        name: ec.ItemLevelModel(expit(z), block, 40, **options)
+        for name, options in (
+            ("unfitted", {}),
+            ("fitted", {"fit_block_sd": maps}),
+            ("weighed", {"fit_block_sd": maps, "weight_at_block_sd": True}),
+        )
+    }
+    for model in models.values():
+        for n in range(1, len(z) + 1):
+            model.fit(np.arange(n), labels[:n])
+    unfitted, fitted, weighed = models["unfitted"], models["fitted"], models["weighed"]
+    assert weighed.sd("recalibrated") < 0.5 * weighed.block_sd
+    assert weighed.recalibration_weight_ == pytest.approx(unfitted.recalibration_weight_, rel=1e-9)
+    np.testing.assert_array_equal(weighed.offset_, fitted.offset_)
+    np.testing.assert_array_equal(weighed.identity_offset_, fitted.identity_offset_)
+    if maps == "recalibrated":
+        assert fitted.recalibration_weight_ > 2 * unfitted.recalibration_weight_
+
+
 @pytest.mark.parametrize("sd_1, sd_0", [(0.5, 1.0), (1.0, 0.3), (2.0, 0.5)])
 def test_the_recalibration_weight_holds_when_the_maps_block_sds_differ(sd_1, sd_0):
     """The Bayes factor keeps each map's -K log sigma (the d_k prior's normaliser), which
