@@ -51,24 +51,25 @@ DATA = HERE.parent.parent / "shared" / "data"
 OUT = HERE / "results" / "coverage.csv"
 SAMPLERS = ["passive", "stratified", "neyman", "is", "oasis", "bernoulli", "ais-1", "ais"]
 SAMPLERS += ["bernoulli-block", "ais-block"]
+# AIS's item-level model with its block intercepts' sd at the prior's everywhere, the
+# default before 2026-11-28 (ItemLevelModel's fit_block_sd and unanswered_sd)
+PRIOR_SD = {"fit_block_sd": "none", "unanswered_sd": "fitted"}
 # rows named in the table: (sampler, options); the others are the samplers' defaults
 VARIANTS = {
     "bernoulli-block": ("bernoulli", {"oracle_model": "block"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
-    # the default before 2026-11-27: the item-level model at its MAP, not its recalibrated
-    # map's block intercepts integrated out (ItemLevelModel); run only when named
-    "ais-map": ("ais", {"integrate_offsets": "none"}),
+    # the defaults before 2026-11-28 (the block intercepts' sd at the prior's, 1) and before
+    # 2026-11-27 (also the item-level model at its MAP, not its recalibrated map's block
+    # intercepts integrated out: ItemLevelModel); run only when named
+    "ais-prior-sd": ("ais", PRIOR_SD),
+    "ais-map": ("ais", {"integrate_offsets": "none", **PRIOR_SD}),
     # candidates, not adopted (README, issue 13): the block intercepts' sd fitted by
-    # empirical Bayes for both maps (2026-11-27) and for the recalibrated map (2026-11-28);
-    # ais-split: the recalibrated map's, with the prior's spread in blocks without answers;
-    # ais-split-w: ais-split with the maps weighed at the prior's sd (2026-11-28)
-    "ais-eb": ("ais", {"fit_block_sd": "both"}),
-    "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
-    "ais-split": ("ais", {"fit_block_sd": "recalibrated", "unanswered_sd": "prior"}),
-    "ais-split-w": (
-        "ais",
-        {"fit_block_sd": "recalibrated", "unanswered_sd": "prior", "weight_at_block_sd": True},
-    ),
+    # empirical Bayes for both maps (2026-11-27) and for the recalibrated map (2026-11-28),
+    # with the fitted sd in blocks without answers too; the default with the maps weighed
+    # at the prior's sd (2026-11-28)
+    "ais-eb": ("ais", {**PRIOR_SD, "fit_block_sd": "both"}),
+    "ais-eb1": ("ais", {**PRIOR_SD, "fit_block_sd": "recalibrated"}),
+    "ais-split-w": ("ais", {"weight_at_block_sd": True}),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
@@ -99,7 +100,7 @@ EARLIER = {  # a row's construction without "+rb": what its note says
     "hull+logit": "measured before the recalibration's uncertainty",
 }
 # the default AIS and the variants of it in VARIANTS, which estimate as it does
-DEFAULT_AIS_VARIANTS = {"ais", "ais-map", "ais-eb", "ais-eb1", "ais-split", "ais-split-w"}
+DEFAULT_AIS_VARIANTS = {"ais", "ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w"}
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
 REPEATS_BY_EXPECTATION = {"passive", "is", "ais-1", "ais-block", *DEFAULT_AIS_VARIANTS}
@@ -413,11 +414,14 @@ def write_markdown(
         "defaults (the item-level oracle model mixed with the Dirichlet tree's, issue 13; "
         "for `ais` since 2026-11-26 seed 003's one-level tree at a fixed share of 0.1, the "
         "item-level component kept to its floor where one find would carry F1 past its "
-        "range, and since 2026-11-27 the recalibrated map's block intercepts integrated out; "
-        "`ais-map` is the default before, the item-level model at its MAP; `ais-eb` and "
-        "`ais-eb1` candidates, the default with the item-level model's block intercepts' sd "
-        "fitted by empirical Bayes for both maps and for the recalibrated map alone, and "
-        "`ais-split` as `ais-eb1` with the prior's sd in blocks without answers); "
+        "range, since 2026-11-27 the recalibrated map's block intercepts integrated out, and "
+        "since 2026-11-28 their sd fitted by empirical Bayes in the blocks with answers, the "
+        "prior's in the others (its rows were `ais-split`'s, a candidate, until then); "
+        "`ais-prior-sd` is the default before, the block intercepts' sd at the prior's "
+        "everywhere, and `ais-map` the default before 2026-11-27, the item-level model at its "
+        "MAP; `ais-eb` and `ais-eb1` candidates, the block intercepts' sd fitted for both "
+        "maps and for the recalibrated map alone, in every block, and `ais-split-w` the "
+        "default with the maps weighed at the prior's sd); "
         "`ais-block` and `bernoulli-block` use seed 003's block-level model alone, the "
         "defaults before. Intervals are the hull of the design's and the oracle model's "
         "(`evalcore.intervals`); rows noted as measured before the hull are the design's "

@@ -16,7 +16,12 @@ Samplers:
   evidence (``oracle.ItemLevelModel``), the item-level component kept to its floor where one
   find would carry the estimate past F1's range (``bound_find_effect``), the recalibrated
   map's block intercepts integrated out (``integrate_offsets="recalibrated"``, since
-  2026-11-27); its rows before 2026-11-26 were those of ``ais-flat-0.1``, a candidate then;
+  2026-11-27), their sd fitted by empirical Bayes in the blocks with answers and the
+  prior's in the others (``fit_block_sd="recalibrated"``, ``unanswered_sd="prior"``, since
+  2026-11-28; its rows were ``ais-split``'s, a candidate, until then); its rows before
+  2026-11-26 were those of ``ais-flat-0.1``, a candidate then;
+* ``ais-prior-sd``: the default before 2026-11-28, the block intercepts' sd at the
+  prior's everywhere; its rows were ``ais``'s then;
 * ``ais-map``: the default before 2026-11-27, the item-level model read at its MAP
   (``integrate_offsets="none"``); its rows were ``ais``'s then, and the candidates below
   were measured with it;
@@ -41,13 +46,12 @@ Samplers:
 * ``ais-offsets``: the default with both maps' block intercepts integrated out
   (``integrate_offsets="both"``), a candidate (2026-11-27; its rows are in
   default_sampler_offsets.csv beside ``ais-map``'s and ``ais``'s);
-* ``ais-eb``: the default with the item-level model's block intercepts' sd fitted by
+* ``ais-eb``: ``ais-prior-sd`` with the item-level model's block intercepts' sd fitted by
   empirical Bayes for both maps (``fit_block_sd="both"``), a candidate (2026-11-27), and
   ``ais-eb1`` for the recalibrated map alone, whose intercepts are integrated out
-  (``fit_block_sd="recalibrated"``; 2026-11-28), and ``ais-split``, ``ais-eb1`` with the
-  prior's spread in the blocks without answers (``unanswered_sd="prior"``; 2026-11-28),
-  and ``ais-split-w``, ``ais-split`` with the maps weighed at the prior's sd
-  (``weight_at_block_sd=True``; 2026-11-28);
+  (``fit_block_sd="recalibrated"``; 2026-11-28), both with the fitted sd in the blocks
+  without answers too; ``ais-split-w``, the default with the maps weighed at the prior's
+  sd (``weight_at_block_sd=True``; 2026-11-28);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -85,12 +89,14 @@ POOLS = ["over_confident (prob)", "over_confident (true)", "sharp_calibrated (pr
 POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k", "rare_calibrated (prob)"]
 # the default before 2026-11-26: the depth-8 tree in the mixture, its share chosen after
 # every answer (AISSampler._block_share); the candidates below measured against it keep it
-# and every candidate measured before 2026-11-27 read the item-level model at its MAP
-MAP = {"integrate_offsets": "none"}
+# and every candidate measured before 2026-11-27 read the item-level model at its MAP,
+# and every candidate measured before 2026-11-28 had the block intercepts' sd at the prior's
+PRIOR_SD = {"fit_block_sd": "none", "unanswered_sd": "fitted"}
+MAP = {"integrate_offsets": "none", **PRIOR_SD}
 ADAPTIVE = {"flat_tree": False, "block_share": None, **MAP}
-SPLIT = {"fit_block_sd": "recalibrated", "unanswered_sd": "prior"}
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
+    "ais-prior-sd": ("ais", PRIOR_SD),
     "ais-map": ("ais", MAP),
     "ais-adaptive": ("ais", ADAPTIVE),
     "ais-plain": ("ais", {**ADAPTIVE, "control_variate": False}),
@@ -102,11 +108,10 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-flat-sd6": ("ais", {"block_share": None, "block_sd": 6.0, **MAP}),
     "ais-item": ("ais", {"oracle_model": "item", **MAP}),
     "ais-unbounded": ("ais", {"bound_find_effect": False, **MAP}),
-    "ais-offsets": ("ais", {"integrate_offsets": "both"}),
-    "ais-eb": ("ais", {"fit_block_sd": "both"}),
-    "ais-eb1": ("ais", {"fit_block_sd": "recalibrated"}),
-    "ais-split": ("ais", SPLIT),
-    "ais-split-w": ("ais", {**SPLIT, "weight_at_block_sd": True}),
+    "ais-offsets": ("ais", {"integrate_offsets": "both", **PRIOR_SD}),
+    "ais-eb": ("ais", {**PRIOR_SD, "fit_block_sd": "both"}),
+    "ais-eb1": ("ais", {**PRIOR_SD, "fit_block_sd": "recalibrated"}),
+    "ais-split-w": ("ais", {"weight_at_block_sd": True}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -115,7 +120,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
-CANDIDATES += ("ais-map", "ais-eb", "ais-eb1", "ais-split", "ais-split-w")
+CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w")
 CHECKPOINTS = (500, 1000, 2000)
 
 
@@ -215,7 +220,10 @@ def write_markdown(path: Path = OUT) -> None:
         "predate the control variates' range guard, README), and since 2026-11-27 the",
         "recalibrated map's block intercepts integrated out (`integrate_offsets`; `ais-map` is",
         "the default before, the item-level model at its MAP: the rows of `ais` until then,",
-        "where this file has no `ais` rows yet the default awaits a rerun here);",
+        "where this file has no `ais` rows yet the default awaits a rerun here), and since",
+        "2026-11-28 their sd fitted in the blocks with answers (`fit_block_sd`,",
+        "`unanswered_sd`; `ais-prior-sd` is the default before, whose rows were `ais`'s,",
+        "and the rows of `ais` were `ais-split`'s, a candidate, until then);",
         "`ais-adaptive` is the default before 2026-11-26 (the depth-8 tree, its share chosen",
         "after every answer), and the candidates below it were measured against it. Both add",
         "the item-level model's predictions as control variates (README, departures from the",

@@ -490,10 +490,10 @@ class ItemLevelModel(SharesFrozenArrays):
     **The block intercepts' sd fitted** (``fit_block_sd``). sigma = 1 is a guess, and the
     answers can tell: on a calibrated pool every d_k is 0 and sigma = 1 lets each d_k follow
     its block's few answers (and, integrated out, multiplies the odds of every unanswered
-    tail by about 1.65). ``fit_block_sd`` names the maps ("none", "recalibrated" or "both")
-    whose sigma is then its type-II maximum likelihood (empirical Bayes), approached by one
-    EM step per new answer (Dempster, Laird & Rubin 1977), the E-step by Laplace's normal
-    for each d_k given (a, b):
+    tail by about 1.65). ``fit_block_sd`` names the maps ("none", "recalibrated", AIS's
+    default since 2026-11-28, or "both") whose sigma is then its type-II maximum likelihood
+    (empirical Bayes), approached by one EM step per new answer (Dempster, Laird & Rubin
+    1977), the E-step by Laplace's normal for each d_k given (a, b):
 
         sigma^2 <- mean over the blocks with answers of (d_k^2 + v_k),
 
@@ -513,7 +513,8 @@ class ItemLevelModel(SharesFrozenArrays):
     hidden positives are the whole risk (abt-buy's calibrated column: 5 false negatives
     below p̂ = 0.01). "prior" keeps the fitted sigma where the answers inform it, in the
     answered blocks' Laplace variances, and the prior's spread elsewhere (measured; README,
-    issue 13). It changes nothing without ``fit_block_sd``, where the two sigmas are equal.
+    issue 13; AIS's default since 2026-11-28). It changes nothing without ``fit_block_sd``,
+    where the two sigmas are equal.
 
     **The maps weighed at one sigma** (``weight_at_block_sd``). With ``fit_block_sd``
     naming one map only, the Bayes factor compares M1 at its type-II maximum-likelihood
@@ -525,7 +526,11 @@ class ItemLevelModel(SharesFrozenArrays):
     reported three times too sure in the logit), and w falls there (0.999 -> 0.43).
     ``weight_at_block_sd`` takes the Bayes factor from both maps' fits at ``block_sd`` (one
     more fit per map whose sigma is fitted), so w answers whether to recalibrate under one
-    prior, and the fitted sigmas act only within each map's prediction.
+    prior, and the fitted sigmas act only within each map's prediction. Measured and not
+    the default (README, issue 13): with AIS's "recalibrated" and "prior" it costs abt-buy's
+    calibrated column x1.2-1.3 early in a session. There the larger w carries M1's
+    integrated spread of the unanswered tail into the proposal, and the draws find the
+    tail's false negatives sooner.
 
     Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
     evaluate (*) at their mean logit.

@@ -719,13 +719,16 @@ class AISSampler(ImportanceSampler):
     sessions saved before it replay that way); Bernoulli sampling keeps "none" (not measured
     with it).
 
-    ``fit_block_sd`` ("none", the default; "recalibrated"; "both") names the maps whose
-    block intercepts' sd the item-level model fits by empirical Bayes, one EM step per new
-    answer from ``block_sd`` (``ItemLevelModel``; measured, README, issue 13).
-    ``unanswered_sd`` ("fitted", the default; "prior") is the spread an integrated map gives
-    a block without answers: the fitted sigma or ``block_sd`` (``ItemLevelModel``).
-    ``weight_at_block_sd`` (default False) weighs the recalibrated map against the identity
-    by their fits at ``block_sd``, not at their fitted sigmas (``ItemLevelModel``).
+    ``fit_block_sd`` ("recalibrated", the default since 2026-11-28; "none"; "both") names
+    the maps whose block intercepts' sd the item-level model fits by empirical Bayes, one EM
+    step per new answer from ``block_sd`` (``ItemLevelModel``). ``unanswered_sd`` ("prior",
+    the default since 2026-11-28; "fitted") is the spread an integrated map gives a block
+    without answers: ``block_sd`` or the fitted sigma (``ItemLevelModel``). Together they
+    keep the fitted sigma to the blocks whose answers inform it (measured, README, issue
+    13); AIS sessions saved before replay with "none" and "fitted", sigma = ``block_sd``
+    everywhere. ``weight_at_block_sd`` (default False) weighs the recalibrated map against
+    the identity by their fits at ``block_sd``, not at their fitted sigmas
+    (``ItemLevelModel``; measured, not the default).
     """
 
     separate_labelled = True
@@ -755,8 +758,8 @@ class AISSampler(ImportanceSampler):
         flat_tree=True,
         bound_find_effect=True,
         integrate_offsets="recalibrated",
-        fit_block_sd="none",
-        unanswered_sd="fitted",
+        fit_block_sd="recalibrated",
+        unanswered_sd="prior",
         weight_at_block_sd=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)

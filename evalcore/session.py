@@ -80,6 +80,8 @@ _LATER_OPTIONS = {
         "flat_tree": (True, False),
         "bound_find_effect": (True, False),
         "integrate_offsets": ("recalibrated", "none"),
+        "fit_block_sd": ("recalibrated", "none"),
+        "unanswered_sd": ("prior", "fitted"),
     },
     "ais-1": {"batch_repeats": (True, False)},
     "bernoulli": {"oracle_model": ("mixture", "block"), "model_averaging": (True, False)},
@@ -93,8 +95,9 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     and Bernoulli sessions saved before the item-level model replay with the Dirichlet tree's
     block-level one, and AIS sessions saved before the mixture's tree was flat and its share
     fixed replay with the share chosen after every answer on the tree of ``depth`` levels,
-    AIS sessions saved before ``bound_find_effect`` with Prop. 4's values everywhere, and AIS
-    sessions saved before ``integrate_offsets`` with the item-level model at its MAP.
+    AIS sessions saved before ``bound_find_effect`` with Prop. 4's values everywhere, AIS
+    sessions saved before ``integrate_offsets`` with the item-level model at its MAP, and AIS
+    sessions saved before ``fit_block_sd`` with its block intercepts' sd at ``block_sd``.
     Regression
     sessions (``pool`` a ``RegressionPool``) came later than all of these."""
     if isinstance(pool, RegressionPool):

@@ -157,6 +157,8 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "flat_tree": True,
         "bound_find_effect": True,
         "integrate_offsets": "recalibrated",
+        "fit_block_sd": "recalibrated",
+        "unanswered_sd": "prior",
     }
     assert report["labels_used"] == 60
     (component,) = report["components"]

@@ -358,9 +358,10 @@ def test_the_next_term_criterion_evaluates_each_answer_once_under_the_unlabelled
         fixed = ec.make_sampler(
             "ais", pool, measure, 3, depth=4, block_share=grid[k], bound_find_effect=False
         )
-        for x in labelled:
+        for x in labelled:  # refreshed after each answer, as a session's next proposal does
             fixed._pending = ec.samplers.Proposal(int(x), 0.5, 1.0, None)
             fixed.record(pool.y_true[x])
+            fixed.pmf_of(np.arange(1))  # the fitted block sd takes one EM step per answer
         q = fixed.pmf()[unlabelled]
         per_item = restricted[k][sampler.cell_of_[unlabelled]]
         np.testing.assert_allclose(per_item, q / q.sum(), rtol=1e-9)
@@ -402,7 +403,8 @@ def test_the_tree_explores_in_proportion_to_the_evidence_against_the_probabiliti
     higher posterior weight w, and so the block-level tree the larger share of the proposal
     (both at their floor 0.1 w: no draw has shown the tree's proposal to be better). The
     share chosen after every answer on the tree of ``depth`` levels is how sessions saved
-    before the fixed share replay."""
+    before the fixed share replay, with the block intercepts' sd at its prior's (a fitted
+    sigma of M1 alone raises w on the calibrated pool: ``ItemLevelModel``)."""
     rng = np.random.default_rng(3)
     z = rng.normal(-5.0, 3.0, 4000)
     y = (rng.random(len(z)) < expit(z)).astype(int)
@@ -410,7 +412,14 @@ def test_the_tree_explores_in_proportion_to_the_evidence_against_the_probabiliti
     for name, reported in (("calibrated", z), ("over-confident", 3 * z)):
         pool = ec.Pool.from_arrays(reported, y_true=y, prob=expit(reported))
         sampler = ec.make_sampler(
-            "ais", pool, ec.get_measure("f1"), 0, depth=4, flat_tree=False, block_share=None
+            "ais",
+            pool,
+            ec.get_measure("f1"),
+            0,
+            depth=4,
+            flat_tree=False,
+            block_share=None,
+            fit_block_sd="none",
         )
         while sampler.n_labels < 150:
             sampler.record(pool.y_true[sampler.propose().item])
