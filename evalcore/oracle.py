@@ -520,15 +520,16 @@ class ItemLevelModel(SharesFrozenArrays):
     naming one map only, the Bayes factor compares M1 at its type-II maximum-likelihood
     sigma with M0 at ``block_sd``: the fitted hyperparameter buys M1 evidence that has
     nothing to do with recalibrating (on a calibrated pool every d_k is near 0, so a small
-    sigma fits better), and w rises where the answers bear p̂ out (0.22 -> 0.66 on a
-    calibrated synthetic pool after 150 answers; ``test_samplers``). With both maps fitted,
-    M0's sigma grows to absorb a miscalibration block by block (2.8 on the same pool
-    reported three times too sure in the logit), and w falls there (0.999 -> 0.43).
+    sigma fits better), and w rises where the answers bear p̂ out (0.22 -> 0.66 after 150
+    AIS answers on the calibrated pool of ``test_samplers``' adaptive-share test, a
+    one-off). With both maps fitted, M0's sigma grows to absorb a miscalibration block by
+    block (2.8 on the same pool reported three times too sure in the logit), and w falls
+    there (0.999 -> 0.43).
     ``weight_at_block_sd`` takes the Bayes factor from both maps' fits at ``block_sd`` (one
     more fit per map whose sigma is fitted), so w answers whether to recalibrate under one
     prior, and the fitted sigmas act only within each map's prediction. Measured and not
     the default (README, issue 13): with AIS's "recalibrated" and "prior" it costs abt-buy's
-    calibrated column x1.2-1.3 early in a session. There the larger w carries M1's
+    calibrated column x1.3-1.5 of the MSE at 100-150 labels. There the larger w carries M1's
     integrated spread of the unanswered tail into the proposal, and the draws find the
     tail's false negatives sooner.
 
