@@ -51,8 +51,7 @@ Samplers:
   ``ais-eb1`` for the recalibrated map alone, whose intercepts are integrated out
   (``fit_block_sd="recalibrated"``; 2026-11-28), both with the fitted sd in the blocks
   without answers too; ``ais-split-w``, the default with the maps weighed at the prior's
-  sd (``weight_at_block_sd=True``; 2026-11-28); ``ais-share2``, the default with the tree's
-  share of the proposal at 0.2 (``block_share=0.2``; 2026-11-28);
+  sd (``weight_at_block_sd=True``; 2026-11-28);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -113,7 +112,6 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-eb": ("ais", {**PRIOR_SD, "fit_block_sd": "both"}),
     "ais-eb1": ("ais", {**PRIOR_SD, "fit_block_sd": "recalibrated"}),
     "ais-split-w": ("ais", {"weight_at_block_sd": True}),
-    "ais-share2": ("ais", {"block_share": 0.2}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -122,7 +120,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
-CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-share2")
+CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w")
 CHECKPOINTS = (500, 1000, 2000)
 
 
