@@ -389,18 +389,39 @@ class RecalibratedProbabilities:
         level, from r = z (Laplace's ellipse): f is concave and falls along the ray, so the
         tangent's root never lies short of f's and the steps close in on it from beyond.
         For a Gaussian posterior this is Laplace's ellipse; here the logistic tails make it
-        lopsided (``intervals.recalibration_spread``)."""
+        lopsided (``intervals.recalibration_spread``).
+
+        Along a ray the linear predictor of answer i is eta_i + r s_i, s_i = d_a + d_b x_i,
+        so an iteration takes f and f' from one pass over (rays, answers), shared by the
+        softplus and expit, and a ray stops once its step is below 1e-9 z (at 2,000 answers
+        the rays' passes set the time of an estimate)."""
+        x, y = self._answers
         angle = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
         circle = np.column_stack([np.cos(angle), np.sin(angle)])
         direction = circle @ np.linalg.cholesky(self.covariance_).T
         level = self.log_posterior(self.coef_) - z**2 / 2
+        at_map = self.coef_[0] + self.coef_[1] * x  # (answers,)
+        along = direction[:, :1] + direction[:, 1:] * x  # s (rays, answers)
+        along_y = along @ y
+        # the prior's term in r, 0.5 ||centred + r spread||^2 per ray
+        centred, spread = (self.coef_ - self.prior_mean) / self.prior_sd, direction / self.prior_sd
         distance = np.full(n_points, z)
+        moving = np.arange(n_points)
         for _ in range(50):
-            coef = self.coef_ + distance[:, None] * direction
-            slope = (self._gradient(coef) * direction).sum(axis=1)
-            step = (self.log_posterior(coef) - level) / slope
-            distance = distance - step
-            if np.max(np.abs(step)) < 1e-9 * z:
+            r = distance[moving]
+            eta = at_map + r[:, None] * along[moving]
+            tail = np.exp(-np.abs(eta))
+            softplus = np.maximum(eta, 0.0) + np.log1p(tail)
+            p1 = np.where(eta >= 0, 1.0, tail) / (1.0 + tail)  # expit(eta)
+            prior = centred + r[:, None] * spread[moving]
+            value = at_map @ y + r * along_y[moving] - softplus.sum(axis=1)
+            value -= 0.5 * (prior**2).sum(axis=1)
+            slope = along_y[moving] - (p1 * along[moving]).sum(axis=1)
+            slope -= (prior * spread[moving]).sum(axis=1)
+            step = (value - level) / slope
+            distance[moving] = r - step
+            moving = moving[np.abs(step) >= 1e-9 * z]
+            if not len(moving):
                 break
         return self.coef_ + distance[:, None] * direction
 
@@ -567,6 +588,10 @@ class ItemLevelModel(SharesFrozenArrays):
         self.offset_sd_ = {"recalibrated": None, "identity": None}
         self.next_offset_sd_ = dict(self.offset_sd_)
         self.n_answers_ = 0
+        # each map's Newton start for the current answers and its MAP on them (None: the
+        # identity with d = 0); see ``_map``
+        self.map_start_ = {"recalibrated": None, "identity": None}
+        self.latest_map_ = dict(self.map_start_)
         # Laplace's variance of each d_k given (a, b), per map (None before a fit: the prior's)
         self.offset_variance_ = self.identity_offset_variance_ = None
         self.recalibration_weight_ = 0.5
@@ -583,19 +608,27 @@ class ItemLevelModel(SharesFrozenArrays):
         """Fit (*) to the answers; with ``model_averaging``, also the identity map and their
         posterior weights (see the class docstring)."""
         x, y, block = self.logit_[items], labels.astype(float), self.block[items]
-        if len(items) > self.n_answers_:  # a new answer: fit at the sigmas its EM step left
-            self.n_answers_ = len(items)
+        if len(items) > self.n_answers_:  # a new answer: fit at the sigmas its EM step left,
+            self.n_answers_ = len(items)  # from the MAPs on the answers before it
             self.offset_sd_ = dict(self.next_offset_sd_)
+            self.map_start_ = dict(self.latest_map_)
+        latest = len(items) == self.n_answers_
         self.answered_ = np.bincount(block, minlength=len(self.offset_)) > 0
         # the blocks whose intercepts inform sigma (None: nothing to fit)
         answered = self.answered_ if MAP_CHOICES[self.fit_block_sd] and len(items) else None
-        fitted = self._map(x, y, block, free_map=True, sd=self.sd("recalibrated"))
+        fitted = self._map(
+            x, y, block, True, self.sd("recalibrated"), self.map_start_["recalibrated"]
+        )
         self.coef_, self.offset_, log_post, log_det, self.offset_variance_ = fitted
+        if latest:
+            self.latest_map_["recalibrated"] = (self.coef_, self.offset_)
         self._em_step("recalibrated", answered, self.offset_, self.offset_variance_)
         if not self.model_averaging:
             return
-        fitted = self._map(x, y, block, free_map=False, sd=self.sd("identity"))
+        fitted = self._map(x, y, block, False, self.sd("identity"), self.map_start_["identity"])
         _, self.identity_offset_, log_post_0, log_det_0, self.identity_offset_variance_ = fitted
+        if latest:
+            self.latest_map_["identity"] = (fitted[0], self.identity_offset_)
         self._em_step("identity", answered, self.identity_offset_, self.identity_offset_variance_)
         if self.weight_at_block_sd:  # the maps compared at one sigma (class docstring)
             if self.sd("recalibrated") != self.block_sd:
@@ -623,16 +656,21 @@ class ItemLevelModel(SharesFrozenArrays):
                 np.sqrt(np.mean(offset[answered] ** 2 + variance[answered]))
             )
 
-    def _map(self, x, y, block, free_map: bool, sd: float):
+    def _map(self, x, y, block, free_map: bool, sd: float, start=None):
         """The joint MAP of (a, b, d) (``free_map``) or of d with (a, b) at the identity, by
-        Newton's method with step halving on the log posterior (concave), from the identity
-        each time so a replay gives the same fit. The Hessian is an arrow matrix (diagonal in
-        d, two dense rows for a and b): each step solves it by the Schur complement in
-        O(answers + blocks). Returns the coefficients, the offsets, the log posterior at the
-        MAP (without constants but the d_k prior's -K log ``sd``, which the Bayes factor
-        needs where the maps' sigmas differ), log det of its negative Hessian (Laplace's
-        method) and each d_k's variance given (a, b), the inverse of the Hessian's diagonal
-        in d."""
+        Newton's method with step halving on the log posterior (concave), from ``start``
+        ((a, b), d), or from the identity with d = 0. ``fit`` starts each map from its MAP on
+        the answers before the last one: a new answer moves the MAP a little, and from the
+        identity Newton needed about 14 steps and 54 evaluations of the log posterior per map
+        at 1,800 answers on a classifier whose probabilities are 0 or 1, where the step time
+        grew from 15 to 43 ms by 2,000 answers. The start depends on the answers alone (as
+        ``sd`` does), so a replay of them gives the same fits. The Hessian is an arrow matrix
+        (diagonal in d, two dense rows for a and b): each step solves it by the Schur
+        complement in O(answers + blocks). Returns the coefficients, the offsets, the log
+        posterior at the MAP (without constants but the d_k prior's -K log ``sd``, which the
+        Bayes factor needs where the maps' sigmas differ), log det of its negative Hessian
+        (Laplace's method) and each d_k's variance given (a, b), the inverse of the
+        Hessian's diagonal in d."""
         K = len(self.offset_)
         centre = RecalibratedProbabilities.prior_mean
         coef_precision = 1.0 / RecalibratedProbabilities.prior_sd**2
@@ -655,7 +693,7 @@ class ItemLevelModel(SharesFrozenArrays):
             diagonal = cross[0] + block_precision
             return p, h_coef - (cross / diagonal) @ cross.T, cross, diagonal
 
-        coef, offset = centre.copy(), np.zeros(K)
+        coef, offset = (centre.copy(), np.zeros(K)) if start is None else start
         current = log_posterior(coef, offset)
         for _ in range(100):
             p, schur, cross, diagonal = curvature(coef, offset)

@@ -170,6 +170,41 @@ def test_item_level_fit_is_the_joint_map():
     assert model.offset_[2] - np.max(np.delete(model.offset_, 2)) > 0.7
 
 
+@pytest.mark.parametrize("decisions_only", [False, True])
+def test_item_level_maps_started_from_the_last_answers_are_the_maps_from_the_identity(
+    decisions_only,
+):
+    """``fit`` starts each map's Newton iterations from its MAP on the answers before the
+    last one. Fitted answer by answer, as a session fits, the maps, the intercepts'
+    variances and the weight w are those of a model fitted once from the identity, also
+    where p̂ is exactly 0 or 1 (logits at the clip, where Newton needs many halvings); a
+    refit on the same answers gives the same fit to the last bit."""
+    p1, block, labels = item_model_data(n=3000)
+    if decisions_only:
+        p1 = (p1 >= 0.5).astype(float)
+    order = np.random.default_rng(7).permutation(len(p1))[:400]
+    sequential = ec.ItemLevelModel(p1, block, 6)
+    for n in range(1, len(order) + 1):
+        sequential.fit(order[:n], labels[order[:n]])
+        if n % 100:
+            continue
+        once = ec.ItemLevelModel(p1, block, 6)
+        once.fit(order[:n], labels[order[:n]])
+        np.testing.assert_allclose(sequential.coef_, once.coef_, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(sequential.offset_, once.offset_, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(
+            sequential.identity_offset_, once.identity_offset_, rtol=0, atol=1e-8
+        )
+        np.testing.assert_allclose(sequential.offset_variance_, once.offset_variance_, rtol=1e-8)
+        assert sequential.recalibration_weight_ == pytest.approx(
+            once.recalibration_weight_, abs=1e-8
+        )
+        before = sequential.coef_.copy(), sequential.offset_.copy()
+        sequential.fit(order[:n], labels[order[:n]])
+        np.testing.assert_array_equal(sequential.coef_, before[0])
+        np.testing.assert_array_equal(sequential.offset_, before[1])
+
+
 def test_item_level_model_follows_the_answers_to_the_truth():
     """With every item answered the model's probability of an item is close to the truth
     that generated the labels (global map and block shift recovered)."""

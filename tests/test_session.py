@@ -168,9 +168,10 @@ def test_undo_from_a_checkpoint_equals_a_replay_from_the_seed(name, pool, monkey
 
 
 def test_a_fitted_block_sd_depends_on_the_answers_alone(pool):
-    """With ``fit_block_sd`` the item-level model's sigmas take one EM step per new answer.
-    Refits on the same answers (an insight page reading the proposal, an estimate) take no
-    further step, so a replay of the log proposes what the session proposed."""
+    """With ``fit_block_sd`` the item-level model's sigmas take one EM step per new answer,
+    and each map starts from its MAP on the answers before. Refits on the same answers (an
+    insight page reading the proposal, an estimate) take no further step and start from the
+    same place, so a replay of the log proposes what the session proposed."""
     options = {"depth": 4, "fit_block_sd": "both"}
     session = ec.Session(pool, "f1", "ais", seed=6, budget=80, options=options)
     for _ in range(40):
@@ -183,6 +184,8 @@ def test_a_fitted_block_sd_depends_on_the_answers_alone(pool):
     fitted, replayed = session.sampler.item_model_, replay.sampler.item_model_
     assert fitted.offset_sd_ == replayed.offset_sd_
     assert fitted.next_offset_sd_ == replayed.next_offset_sd_
+    np.testing.assert_array_equal(fitted.coef_, replayed.coef_)  # each fit from the same start
+    np.testing.assert_array_equal(fitted.identity_offset_, replayed.identity_offset_)
     assert all(fitted.sd(name) != fitted.block_sd for name in fitted.offset_sd_)  # it acts
     same_estimate(session.estimate(), replay.estimate())
 
