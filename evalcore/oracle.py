@@ -320,7 +320,7 @@ class RecalibratedProbabilities:
         self._reset()
 
     def _reset(self) -> None:
-        self._answers = (np.zeros(0), np.zeros(0))
+        self._answers = (np.zeros(0), np.zeros(0), np.zeros(0))
         self.coef_ = self.prior_mean.copy()
         self.covariance_ = np.diag(self.prior_sd**2)
         self.recalibration_weight_ = 0.5  # before any answer both maps are p̂
@@ -335,17 +335,24 @@ class RecalibratedProbabilities:
     def fit(self, items: np.ndarray, labels: np.ndarray) -> None:
         """Newton's method with step halving on the log posterior (concave, so it converges
         from any start; plain Newton steps can overshoot into saturation and diverge when the
-        answers are nearly separable in logit p̂); then M1's covariance and the weight w."""
+        answers are nearly separable in logit p̂); then M1's covariance and the weight w.
+
+        The answers enter through their distinct values of logit p̂, each with its number of
+        answers and of positives (the likelihood's sufficient statistics): a classifier that
+        reports only its decisions, or probabilities rounded to a few digits, has a handful of
+        values, and the fit and ``likelihood_region`` then cost O(values), not O(answers)."""
         if len(items) == self._n_fitted:
             return
         self._n_fitted = len(items)
-        self._answers = (self.logit_[items], labels.astype(float))
-        X = np.column_stack([np.ones(len(items)), self._answers[0]])
+        x, group = np.unique(self.logit_[items], return_inverse=True)
+        counts = np.bincount(group, minlength=len(x)).astype(float)
+        self._answers = (x, np.bincount(group, labels, minlength=len(x)), counts)
+        X = np.column_stack([np.ones(len(x)), x])
         precision = 1.0 / self.prior_sd**2
 
         def negative_hessian(coef):
             p = expit(X @ coef)
-            return (X * (p * (1 - p))[:, None]).T @ X + np.diag(precision)
+            return (X * (counts * p * (1 - p))[:, None]).T @ X + np.diag(precision)
 
         coef = self.prior_mean.copy()  # from the identity each time, so a replay gives the same fit
         current = identity = self.log_posterior(coef)
@@ -368,16 +375,16 @@ class RecalibratedProbabilities:
     def log_posterior(self, coef: np.ndarray) -> np.ndarray:
         """M1's log posterior (without constants) at ``coef``, (a, b) of shape (2,) or (k, 2),
         on the answers of the last ``fit``."""
-        x, y = self._answers
+        x, positives, counts = self._answers
         coef = np.asarray(coef, dtype=float)
         eta = coef[..., :1] + coef[..., 1:] * x
         prior = 0.5 * ((coef - self.prior_mean) ** 2 / self.prior_sd**2).sum(axis=-1)
-        return eta @ y - softplus(eta).sum(axis=-1) - prior
+        return eta @ positives - softplus(eta) @ counts - prior
 
     def _gradient(self, coef: np.ndarray) -> np.ndarray:
         """The gradient of ``log_posterior`` in (a, b) at ``coef``, (2,) or (k, 2)."""
-        x, y = self._answers
-        residual = y - expit(coef[..., :1] + coef[..., 1:] * x)
+        x, positives, counts = self._answers
+        residual = positives - counts * expit(coef[..., :1] + coef[..., 1:] * x)
         likelihood = np.stack([residual.sum(axis=-1), residual @ x], axis=-1)
         return likelihood - (coef - self.prior_mean) / self.prior_sd**2
 
@@ -391,18 +398,18 @@ class RecalibratedProbabilities:
         For a Gaussian posterior this is Laplace's ellipse; here the logistic tails make it
         lopsided (``intervals.recalibration_spread``).
 
-        Along a ray the linear predictor of answer i is eta_i + r s_i, s_i = d_a + d_b x_i,
-        so an iteration takes f and f' from one pass over (rays, answers), shared by the
-        softplus and expit, and a ray stops once its step is below 1e-9 z (at 2,000 answers
-        the rays' passes set the time of an estimate)."""
-        x, y = self._answers
+        Along a ray the linear predictor at the answers' value x_i is eta_i + r s_i,
+        s_i = d_a + d_b x_i, so an iteration takes f and f' from one pass over (rays, values),
+        shared by the softplus and expit, and a ray stops once its step is below 1e-9 z (at
+        2,000 answers of distinct values the rays' passes set the time of an estimate)."""
+        x, positives, counts = self._answers
         angle = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
         circle = np.column_stack([np.cos(angle), np.sin(angle)])
         direction = circle @ np.linalg.cholesky(self.covariance_).T
         level = self.log_posterior(self.coef_) - z**2 / 2
         at_map = self.coef_[0] + self.coef_[1] * x  # (answers,)
         along = direction[:, :1] + direction[:, 1:] * x  # s (rays, answers)
-        along_y = along @ y
+        along_y = along @ positives
         # the prior's term in r, 0.5 ||centred + r spread||^2 per ray
         centred, spread = (self.coef_ - self.prior_mean) / self.prior_sd, direction / self.prior_sd
         distance = np.full(n_points, z)
@@ -414,9 +421,9 @@ class RecalibratedProbabilities:
             softplus = np.maximum(eta, 0.0) + np.log1p(tail)
             p1 = np.where(eta >= 0, 1.0, tail) / (1.0 + tail)  # expit(eta)
             prior = centred + r[:, None] * spread[moving]
-            value = at_map @ y + r * along_y[moving] - softplus.sum(axis=1)
+            value = at_map @ positives + r * along_y[moving] - softplus @ counts
             value -= 0.5 * (prior**2).sum(axis=1)
-            slope = along_y[moving] - (p1 * along[moving]).sum(axis=1)
+            slope = along_y[moving] - (p1 * along[moving]) @ counts
             slope -= (prior * spread[moving]).sum(axis=1)
             step = (value - level) / slope
             distance[moving] = r - step

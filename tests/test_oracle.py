@@ -315,6 +315,39 @@ def test_the_recalibrated_probabilities_weight_and_covariance_match_quadrature(s
     np.testing.assert_allclose(model.covariance_, covariance, rtol=0.1)
 
 
+@pytest.mark.parametrize("digits", [0, 2])
+def test_the_recalibration_of_rounded_probabilities_is_that_of_each_answer(digits):
+    """Answers of equal p̂ enter the recalibration together (probabilities rounded to
+    ``digits``: 0 is a classifier that reports only its decisions, p̂ exactly 0 or 1). Its
+    log posterior, MAP and likelihood region are those of the answers one by one: the
+    log posterior summed answer by answer, its gradient 0 at the MAP, and the region's
+    points where it lies z^2 / 2 below the MAP's."""
+    rng = np.random.default_rng(12)
+    z = rng.normal(-2.0, 2.5, 600)
+    p1 = np.round(expit(z), digits)
+    y = (rng.random(600) < expit(0.3 + 0.5 * z)).astype(int)
+    model = ec.RecalibratedProbabilities(p1)
+    model.fit(np.arange(600), y)
+    x = oracle.classifier_logit(p1)
+    assert len(model._answers[0]) == len(np.unique(p1)) < 110
+
+    def log_posterior(coef):
+        eta = coef[0] + coef[1] * x
+        prior = ((coef - model.prior_mean) / model.prior_sd) ** 2
+        return y @ eta - np.logaddexp(0, eta).sum() - 0.5 * prior.sum()
+
+    for coef in rng.normal([0.0, 1.0], 0.5, size=(5, 2)):
+        assert model.log_posterior(coef) == pytest.approx(log_posterior(coef), rel=1e-10)
+    eta = model.coef_[0] + model.coef_[1] * x
+    residual = y - expit(eta)
+    gradient = np.array([residual.sum(), residual @ x])
+    gradient -= (model.coef_ - model.prior_mean) / model.prior_sd**2
+    np.testing.assert_allclose(gradient, 0.0, atol=1e-6)
+    level = log_posterior(model.coef_) - 1.96**2 / 2
+    for point in model.likelihood_region(1.96, 16):
+        assert log_posterior(point) == pytest.approx(level, abs=1e-6)
+
+
 def test_the_recalibrations_likelihood_region_is_the_posteriors_level_set():
     """``likelihood_region``: its points lie where M1's log posterior is z^2 / 2 below the
     MAP's, and the largest value of any linear function of (a, b) over them is its largest
