@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from .frozen import frozen
 from .pool import Pool
 
 __all__ = [
@@ -119,10 +120,15 @@ class Measure:
                 )
 
     def loss_table(self, n_codes: int, n_classes: int) -> np.ndarray:
-        """Loss of every (code, class) pair, shape ``(n_codes, n_classes, d)``."""
-        codes = np.repeat(np.arange(n_codes), n_classes)
-        labels = np.tile(np.arange(n_classes), n_codes)
-        return self.loss(codes, labels).reshape(n_codes, n_classes, self.d)
+        """Loss of every (code, class) pair, shape ``(n_codes, n_classes, d)``, read-only:
+        made once per shape (a labelling step reads it a dozen times)."""
+        tables = self.__dict__.setdefault("_loss_tables", {})
+        if (n_codes, n_classes) not in tables:
+            codes = np.repeat(np.arange(n_codes), n_classes)
+            labels = np.tile(np.arange(n_classes), n_codes)
+            table = self.loss(codes, labels).reshape(n_codes, n_classes, self.d)
+            tables[n_codes, n_classes] = frozen(np.array(table))
+        return tables[n_codes, n_classes]
 
     def expected_risk(self, mass: np.ndarray) -> np.ndarray:
         """``sum_{c,y} mass[c, y] * loss(c, y)``, shape ``(d,)``; ``mass`` is ``(n_codes, C)``."""
