@@ -561,6 +561,16 @@ class ItemLevelModel(SharesFrozenArrays):
     integrated spread of the unanswered tail into the proposal, and the draws find the
     tail's false negatives sooner.
 
+    **Each fit from the last** (``warm_start``). Newton's method for each map starts from
+    its MAP on the answers before the last one, not from the identity: a new answer moves
+    the MAP a little. From the identity, on a classifier whose probabilities are 0 or 1 (the
+    logits at their clip), it took about 14 Newton steps and 54 evaluations of the log
+    posterior per map at 1,800 answers, and the step time grew from 15 to 43 ms by 2,000
+    answers. The start depends on the answers alone (as ``sd`` does), so a replay of them
+    gives the same fits; the MAP is the same to 1e-8, but the proposal's last bits are not,
+    and numpy's multinomial draw of the repeats can follow them, so sessions saved before
+    it replay without it (AIS's default since 2026-11-28; False: from the identity).
+
     Items are grouped by ``bin_of`` (``logit_bins``); a caller's cells (block, bin, ...)
     evaluate (*) at their mean logit.
     """
@@ -577,6 +587,7 @@ class ItemLevelModel(SharesFrozenArrays):
         fit_block_sd: str = "none",
         unanswered_sd: str = "fitted",
         weight_at_block_sd: bool = False,
+        warm_start: bool = False,
     ):
         for option, maps in (
             ("integrate_offsets", integrate_offsets),
@@ -591,12 +602,13 @@ class ItemLevelModel(SharesFrozenArrays):
         self.fit_block_sd = fit_block_sd
         self.unanswered_sd = unanswered_sd
         self.weight_at_block_sd = weight_at_block_sd
+        self.warm_start = warm_start
         # each map's sigma for the current answers and for the next one (None: ``block_sd``)
         self.offset_sd_ = {"recalibrated": None, "identity": None}
         self.next_offset_sd_ = dict(self.offset_sd_)
         self.n_answers_ = 0
-        # each map's Newton start for the current answers and its MAP on them (None: the
-        # identity with d = 0); see ``_map``
+        # with ``warm_start``, each map's Newton start for the current answers and its MAP
+        # on them (None: the identity with d = 0)
         self.map_start_ = {"recalibrated": None, "identity": None}
         self.latest_map_ = dict(self.map_start_)
         # Laplace's variance of each d_k given (a, b), per map (None before a fit: the prior's)
@@ -618,8 +630,9 @@ class ItemLevelModel(SharesFrozenArrays):
         if len(items) > self.n_answers_:  # a new answer: fit at the sigmas its EM step left,
             self.n_answers_ = len(items)  # from the MAPs on the answers before it
             self.offset_sd_ = dict(self.next_offset_sd_)
-            self.map_start_ = dict(self.latest_map_)
-        latest = len(items) == self.n_answers_
+            if self.warm_start:
+                self.map_start_ = dict(self.latest_map_)
+        latest = self.warm_start and len(items) == self.n_answers_
         self.answered_ = np.bincount(block, minlength=len(self.offset_)) > 0
         # the blocks whose intercepts inform sigma (None: nothing to fit)
         answered = self.answered_ if MAP_CHOICES[self.fit_block_sd] and len(items) else None
@@ -666,12 +679,7 @@ class ItemLevelModel(SharesFrozenArrays):
     def _map(self, x, y, block, free_map: bool, sd: float, start=None):
         """The joint MAP of (a, b, d) (``free_map``) or of d with (a, b) at the identity, by
         Newton's method with step halving on the log posterior (concave), from ``start``
-        ((a, b), d), or from the identity with d = 0. ``fit`` starts each map from its MAP on
-        the answers before the last one: a new answer moves the MAP a little, and from the
-        identity Newton needed about 14 steps and 54 evaluations of the log posterior per map
-        at 1,800 answers on a classifier whose probabilities are 0 or 1, where the step time
-        grew from 15 to 43 ms by 2,000 answers. The start depends on the answers alone (as
-        ``sd`` does), so a replay of them gives the same fits. The Hessian is an arrow matrix
+        ((a, b), d), or from the identity with d = 0. The Hessian is an arrow matrix
         (diagonal in d, two dense rows for a and b): each step solves it by the Schur
         complement in O(answers + blocks). Returns the coefficients, the offsets, the log
         posterior at the MAP (without constants but the d_k prior's -K log ``sd``, which the

@@ -630,6 +630,7 @@ def oracle_cells(
     fit_block_sd: str = "none",
     unanswered_sd: str = "fitted",
     weight_at_block_sd: bool = False,
+    warm_start: bool = False,
 ) -> OracleCells:
     """The cells of AIS and Bernoulli sampling under ``oracle_model`` ("block", "item" or
     "mixture"; multi-class pools always use "block")."""
@@ -649,6 +650,7 @@ def oracle_cells(
             fit_block_sd,
             unanswered_sd,
             weight_at_block_sd,
+            warm_start,
         )
         bin_of, n_bins = item_model.bin_of, item_model.n_bins
     present, cell_of = compact_codes((partition.block * n_bins + bin_of) * n_codes + codes)
@@ -728,7 +730,10 @@ class AISSampler(ImportanceSampler):
     13); AIS sessions saved before replay with "none" and "fitted", sigma = ``block_sd``
     everywhere. ``weight_at_block_sd`` (default False) weighs the recalibrated map against
     the identity by their fits at ``block_sd``, not at their fitted sigmas
-    (``ItemLevelModel``; measured, not the default).
+    (``ItemLevelModel``; measured, not the default). ``warm_start`` (default True since
+    2026-11-28) starts each fit of the item-level model from its MAP on the answers before
+    the last one (``ItemLevelModel``): the same MAPs in fewer Newton steps; AIS sessions
+    saved before replay with fits from the identity.
     """
 
     separate_labelled = True
@@ -761,6 +766,7 @@ class AISSampler(ImportanceSampler):
         fit_block_sd="recalibrated",
         unanswered_sd="prior",
         weight_at_block_sd=False,
+        warm_start=True,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.bound_find_effect = bound_find_effect
@@ -791,6 +797,7 @@ class AISSampler(ImportanceSampler):
             fit_block_sd,
             unanswered_sd,
             weight_at_block_sd,
+            warm_start,
         )
         if cells.model == "mixture" and flat_tree:
             self.partition = self.partition.flattened()

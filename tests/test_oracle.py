@@ -174,16 +174,16 @@ def test_item_level_fit_is_the_joint_map():
 def test_item_level_maps_started_from_the_last_answers_are_the_maps_from_the_identity(
     decisions_only,
 ):
-    """``fit`` starts each map's Newton iterations from its MAP on the answers before the
-    last one. Fitted answer by answer, as a session fits, the maps, the intercepts'
-    variances and the weight w are those of a model fitted once from the identity, also
+    """With ``warm_start`` each map's Newton iterations start from its MAP on the answers
+    before the last one. Fitted answer by answer, as a session fits, the maps, the
+    intercepts' variances and the weight w are those of a model fitted from the identity, also
     where p̂ is exactly 0 or 1 (logits at the clip, where Newton needs many halvings); a
     refit on the same answers gives the same fit to the last bit."""
     p1, block, labels = item_model_data(n=3000)
     if decisions_only:
         p1 = (p1 >= 0.5).astype(float)
     order = np.random.default_rng(7).permutation(len(p1))[:400]
-    sequential = ec.ItemLevelModel(p1, block, 6)
+    sequential = ec.ItemLevelModel(p1, block, 6, warm_start=True)
     for n in range(1, len(order) + 1):
         sequential.fit(order[:n], labels[order[:n]])
         if n % 100:

@@ -107,6 +107,7 @@ def test_unknown_sampler_is_refused(pool):
         ("ais", {"bound_find_effect": False}),
         ("ais", {"integrate_offsets": "none"}),
         ("ais", {"fit_block_sd": "none", "unanswered_sd": "fitted"}),
+        ("ais", {"warm_start": False}),
         ("bernoulli", {"oracle_model": "block", "model_averaging": False}),
         ("bernoulli", {"model_averaging": False}),
         ("is", {"batch_repeats": False, "separate_labelled": False}),
@@ -131,7 +132,7 @@ def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, o
     new_defaults = {"batch_repeats": True, "oracle_model": "mixture", "model_averaging": True}
     new_defaults.update(separate_labelled=True, block_share=0.1, flat_tree=True)
     new_defaults.update(bound_find_effect=True, integrate_offsets="recalibrated")
-    new_defaults.update(fit_block_sd="recalibrated", unanswered_sd="prior")
+    new_defaults.update(fit_block_sd="recalibrated", unanswered_sd="prior", warm_start=True)
     assert {option: fresh.options[option] for option in old} == {
         option: new_defaults[option] for option in old
     }
