@@ -407,8 +407,8 @@ class RecalibratedProbabilities:
         circle = np.column_stack([np.cos(angle), np.sin(angle)])
         direction = circle @ np.linalg.cholesky(self.covariance_).T
         level = self.log_posterior(self.coef_) - z**2 / 2
-        at_map = self.coef_[0] + self.coef_[1] * x  # (answers,)
-        along = direction[:, :1] + direction[:, 1:] * x  # s (rays, answers)
+        at_map = self.coef_[0] + self.coef_[1] * x  # (values,)
+        along = direction[:, :1] + direction[:, 1:] * x  # s (rays, values)
         along_y = along @ positives
         # the prior's term in r, 0.5 ||centred + r spread||^2 per ray
         centred, spread = (self.coef_ - self.prior_mean) / self.prior_sd, direction / self.prior_sd
