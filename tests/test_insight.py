@@ -159,6 +159,7 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "integrate_offsets": "recalibrated",
         "fit_block_sd": "recalibrated",
         "unanswered_sd": "prior",
+        "warm_start": True,
     }
     assert report["labels_used"] == 60
     (component,) = report["components"]
