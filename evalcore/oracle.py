@@ -409,22 +409,22 @@ class RecalibratedProbabilities:
         level = self.log_posterior(self.coef_) - z**2 / 2
         at_map = self.coef_[0] + self.coef_[1] * x  # (values,)
         along = direction[:, :1] + direction[:, 1:] * x  # s (rays, values)
-        along_y = along @ positives
+        along_y, at_map_y = along @ positives, at_map @ positives
         # the prior's term in r, 0.5 ||centred + r spread||^2 per ray
         centred, spread = (self.coef_ - self.prior_mean) / self.prior_sd, direction / self.prior_sd
         distance = np.full(n_points, z)
         moving = np.arange(n_points)
         for _ in range(50):
-            r = distance[moving]
-            eta = at_map + r[:, None] * along[moving]
+            r, ray, ray_spread = distance[moving], along[moving], spread[moving]
+            eta = at_map + r[:, None] * ray
             tail = np.exp(-np.abs(eta))
             softplus = np.maximum(eta, 0.0) + np.log1p(tail)
             p1 = np.where(eta >= 0, 1.0, tail) / (1.0 + tail)  # expit(eta)
-            prior = centred + r[:, None] * spread[moving]
-            value = at_map @ positives + r * along_y[moving] - softplus @ counts
+            prior = centred + r[:, None] * ray_spread
+            value = at_map_y + r * along_y[moving] - softplus @ counts
             value -= 0.5 * (prior**2).sum(axis=1)
-            slope = along_y[moving] - (p1 * along[moving]) @ counts
-            slope -= (prior * spread[moving]).sum(axis=1)
+            slope = along_y[moving] - (p1 * ray) @ counts
+            slope -= (prior * ray_spread).sum(axis=1)
             step = (value - level) / slope
             distance[moving] = r - step
             moving = moving[np.abs(step) >= 1e-9 * z]
