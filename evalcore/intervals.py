@@ -264,7 +264,10 @@ def remainder_variance(view: OracleView, u: np.ndarray, n_pool: int) -> np.ndarr
     return counts @ np.maximum(spread, 0.0) / n_pool**2
 
 
-_SEARCH_WAYS = 8  # 2^3: sixteen rounds of ModelSpread.limits' search give 2^-48
+# ModelSpread.limits' search: 48 halvings' precision in rounds of 2^bits ways, the bits the
+# largest divisor of 48 that keeps a round's grid to about _SEARCH_POINTS points
+_SEARCH_BITS = (12, 8, 6, 4, 3)
+_SEARCH_POINTS = 512
 
 
 @dataclass(frozen=True)
@@ -323,10 +326,11 @@ class ModelSpread:
 
     def limits(self, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """F's quantiles at (1 -/+ level) / 2, each (m,), to 2^-48 of a span of ten spreads
-        either side; NaN where a component is undefined. An 8-way search: F is
+        either side; NaN where a component is undefined. A 2^k-way search: F is
         non-decreasing, so the grid points under the level are a prefix and their count
-        picks the next bracket. Sixteen rounds give bisection's 48 halvings in a third of the
-        calls (a scalar measure's time is the calls; a PR curve's, the 2 x 2,048 x 7 points)."""
+        picks the next bracket. A scalar measure's time is the rounds, so it takes four of
+        4,096 ways; a PR curve's is the points (2 x 2,049 components), so it takes sixteen
+        rounds of 8 ways, bisection's 48 halvings in a third of the calls."""
         tail = (1 - confidence_level) / 2
         below, above = np.hypot(self.below, self.remainder), np.hypot(self.above, self.remainder)
         reach = 10 * (np.maximum(below, above) + 1e-12)
@@ -334,11 +338,15 @@ class ModelSpread:
         end = np.maximum(self.at_map, self.identity) + reach
         low, span = np.stack([start, start]), np.stack([end - start, end - start])
         levels = np.array([tail, 1 - tail])[:, None, None]
-        fractions = np.arange(1, _SEARCH_WAYS)[:, None] / _SEARCH_WAYS
-        for _ in range(48 // 3):
+        bits = next(
+            (b for b in _SEARCH_BITS if 2 * low.shape[-1] << b <= _SEARCH_POINTS), _SEARCH_BITS[-1]
+        )
+        ways = 1 << bits
+        fractions = np.arange(1, ways)[:, None] / ways
+        for _ in range(48 // bits):
             grid = low[:, None] + span[:, None] * fractions  # (2, ways - 1, m)
             under = (self._cdf(grid, below, above) < levels).sum(axis=1)
-            span = span / _SEARCH_WAYS
+            span = span / ways
             low = low + under * span
         limits = low + span / 2
         return limits[0], limits[1]

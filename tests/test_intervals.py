@@ -399,6 +399,28 @@ def test_the_models_limits_are_its_mixtures_quantiles():
     assert lows[0] < lows[1] < lows[2] < 0.9
 
 
+def test_the_models_limits_of_many_components_equal_each_ones_alone():
+    # a PR curve's 2,049 components are searched in rounds of 8 ways, one component in
+    # rounds of 4,096: both reach 2^-48 of the span
+    rng = np.random.default_rng(4)
+    m = 2049
+    fields = (
+        rng.uniform(0, 1, m),
+        rng.uniform(0.3, 0.7, m),
+        rng.uniform(0.3, 0.7, m),
+        rng.uniform(0, 0.1, m),
+        rng.uniform(0, 0.1, m),
+        rng.uniform(0, 0.05, m),
+    )
+    low, high = intervals.ModelSpread(*fields).limits(LEVEL)
+    for j in rng.choice(m, 20, replace=False):
+        alone = spread_of(*(field[j] for field in fields)).limits(LEVEL)
+        assert (low[j], high[j]) == (
+            pytest.approx(alone[0][0], abs=1e-12),
+            pytest.approx(alone[1][0], abs=1e-12),
+        )
+
+
 def test_the_interval_is_the_hull_of_the_designs_and_the_models():
     z = 1.959963984540054
     estimate = ec.Estimate(
