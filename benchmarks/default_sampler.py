@@ -52,6 +52,9 @@ Samplers:
   (``fit_block_sd="recalibrated"``; 2026-11-28), both with the fitted sd in the blocks
   without answers too; ``ais-split-w``, the default with the maps weighed at the prior's
   sd (``weight_at_block_sd=True``; 2026-11-28);
+* ``ais-deep``: the default with the depth-8 binary tree in the mixture in place of the
+  one-level one, at the same fixed share (``flat_tree=False``), a candidate (2026-11-28,
+  stop 57; screened by exact_variance.py);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -112,6 +115,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-eb": ("ais", {**PRIOR_SD, "fit_block_sd": "both"}),
     "ais-eb1": ("ais", {**PRIOR_SD, "fit_block_sd": "recalibrated"}),
     "ais-split-w": ("ais", {"weight_at_block_sd": True}),
+    "ais-deep": ("ais", {"flat_tree": False}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -120,7 +124,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 # rows given a ratio to the best baseline
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
-CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w")
+CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
 CHECKPOINTS = (500, 1000, 2000)
 
 

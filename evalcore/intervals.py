@@ -328,9 +328,10 @@ class ModelSpread:
         """F's quantiles at (1 -/+ level) / 2, each (m,), to 2^-48 of a span of ten spreads
         either side; NaN where a component is undefined. A 2^k-way search: F is
         non-decreasing, so the grid points under the level are a prefix and their count
-        picks the next bracket. A scalar measure's time is the rounds, so it takes four of
-        4,096 ways; a PR curve's is the points (2 x 2,049 components), so it takes sixteen
-        rounds of 8 ways, bisection's 48 halvings in a third of the calls."""
+        picks the next bracket. A scalar measure's time is the rounds, so it takes six of 256
+        ways (0.6 ms against sixteen rounds' 1.0-1.3); a PR curve's is the points (2 x 2,049
+        components), so it takes sixteen rounds of 8 ways, bisection's 48 halvings in a third
+        of the calls."""
         tail = (1 - confidence_level) / 2
         below, above = np.hypot(self.below, self.remainder), np.hypot(self.above, self.remainder)
         reach = 10 * (np.maximum(below, above) + 1e-12)

@@ -401,7 +401,7 @@ def test_the_models_limits_are_its_mixtures_quantiles():
 
 def test_the_models_limits_of_many_components_equal_each_ones_alone():
     # a PR curve's 2,049 components are searched in rounds of 8 ways, one component in
-    # rounds of 4,096: both reach 2^-48 of the span
+    # rounds of 256: both reach 2^-48 of the span
     rng = np.random.default_rng(4)
     m = 2049
     fields = (
