@@ -198,12 +198,7 @@ def main() -> None:
         command += f" --out {resumable.shown(args.out)}"
     for pool_name in args.pools.split(","):
         for name in args.samplers.split(","):
-            frame = configuration_rows(pool_name, name, args.runs, checkpoints)
-            if args.out.exists():
-                old = pd.read_csv(args.out)
-                keep = (old["pool"] != pool_name) | (old["sampler"] != name)
-                frame = pd.concat([old[keep], frame], ignore_index=True)
-            frame.to_csv(args.out, index=False)
+            resumable.save(configuration_rows(pool_name, name, args.runs, checkpoints), args.out)
             write_markdown(args.out, command)
             print(f"{pool_name} {name}: done", flush=True)
 
