@@ -208,15 +208,12 @@ class DirichletTreeModel:
         beta~ (eq. 14). psi_{y,k} is the product of the branch probabilities on k's path.
         """
         B = self.partition.branching
-        # a one-level tree's nodes are its leaves: the sums over paths are the leaves' own
-        # values: the same floats without two sparse products per EM step
-        one_level = self.partition.depth == 1
-        x = self.beta_ + (counts if one_level else self.ancestors_ @ counts)
+        x = self.beta_ + self.ancestors_ @ counts
         if mode:
             x = np.maximum(x - 1.0, _MODE_FLOOR)
         siblings = x.reshape(-1, B, x.shape[1]).sum(axis=1)
         log_b = np.log(x) - np.repeat(np.log(siblings), B, axis=0)
-        return (log_b if one_level else self.ancestors_t_ @ log_b), log_b
+        return self.ancestors_t_ @ log_b, log_b
 
     # -- App. H: posterior predictive for a stochastic oracle ---------------------------
     def _posterior_predictive(self) -> np.ndarray:

@@ -74,32 +74,6 @@ def test_em_never_lowers_the_observed_data_log_posterior():
     assert np.all(np.diff(values) >= -1e-9)
 
 
-def test_a_one_level_trees_em_step_is_the_general_trees():
-    # the default AIS's tree has one level: its EM step skips the sums over paths, which
-    # there are the leaves' own values; the step must be the same floats
-    pool = synthetic_pool(n=400, positive_rate=0.1, seed=5)
-    partition = ec.partition_pool(pool, depth=1, branching=16)
-    model = ec.DirichletTreeModel(partition, ec.prior_from_probabilities(pool.prob, partition))
-    for item in (0, 7, 99, 250):
-        model.update(partition.block[item], pool.y_true[item])
-
-    def general_step(response):  # _em_map with the sums over paths as sparse products
-        counts = model.observed_ + model.unobserved_[:, None] * response
-        theta_counts = np.maximum(model.alpha_ + counts.sum(axis=0) - 1.0, oracle._MODE_FLOOR)
-        theta = theta_counts / theta_counts.sum()
-        x = np.maximum(model.beta_ + model.ancestors_ @ counts - 1.0, oracle._MODE_FLOOR)
-        siblings = x.reshape(-1, 16, x.shape[1]).sum(axis=1)
-        log_b = np.log(x) - np.repeat(np.log(siblings), 16, axis=0)
-        joint = np.exp(np.log(theta)[None, :] + model.ancestors_t_ @ log_b)
-        return joint / joint.sum(axis=1)[:, None]
-
-    response = model.response_
-    for _ in range(3):
-        expected = general_step(response)
-        response = model._em_map(response)[0]
-        np.testing.assert_array_equal(response, expected)
-
-
 def test_em_iteration_cap_warns():
     pool = synthetic_pool(n=24, positive_rate=0.4, seed=3)
     partition = ec.partition_pool(pool, depth=2, branching=2)
