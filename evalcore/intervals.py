@@ -265,8 +265,8 @@ def remainder_variance(view: OracleView, u: np.ndarray, n_pool: int) -> np.ndarr
 
 
 # ModelSpread.limits' search: 48 halvings' precision in rounds of 2^bits ways, the bits the
-# largest divisor of 48 that keeps a round's grid to about _SEARCH_POINTS points
-_SEARCH_BITS = (12, 8, 6, 4, 3)
+# largest of these divisors of 48 that keeps a round's grid within _SEARCH_POINTS points
+_SEARCH_BITS = (8, 6, 4, 3)
 _SEARCH_POINTS = 512
 
 
