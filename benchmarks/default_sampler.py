@@ -58,12 +58,18 @@ Samplers:
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
-Every sampler runs here on every pool with the same seed, so the rows are side by side. Each
+Every sampler runs here on every pool with the same seed, so the rows are side by side: run i
+is ``simulate``'s run i (``SeedSequence(2021).spawn(repeats)[i]``), whatever the repeats. Each
+run's estimates and intervals at the checkpoints are appended to ``<out>_runs.csv``
+(benchmarks/results/default_sampler_runs.csv) as it finishes, with a digest of the engine's
+source, and a configuration reuses the runs stored by the same code: an interrupted one
+resumes at its next run, and a larger ``--repeats`` adds runs to those done. Each
 configuration's rows replace its earlier ones in benchmarks/results/default_sampler.csv as
 soon as it finishes (``--resume`` skips those done); the Markdown table compares ``ais``
-(and the candidates above) with the best of ais-block, ais-1 and is. Where this script has not run
-a baseline on a real pool yet, the table falls back to label_efficiency.csv's row (the same
-setup, older code), marked.
+(and the candidates above) with the best of ais-block, ais-1 and is, with a 95% bootstrap
+interval for that ratio where the runs of all four are stored (``ratio_interval``). Where
+this script has not run a baseline on a real pool yet, the table falls back to
+label_efficiency.csv's row (the same setup, older code), marked.
 
     python benchmarks/default_sampler.py [--repeats 50] [--jobs 2] [--pools ...]
         [--samplers ...] [--resume]
@@ -71,15 +77,19 @@ setup, older code), marked.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 import evalcore as ec
+from evalcore.simulate import run_once
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -126,6 +136,9 @@ CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
 CHECKPOINTS = (500, 1000, 2000)
+SEED = 2021
+RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]
+RUN_COLUMNS += ["truth", "seconds"]
 
 
 def load(name: str) -> ec.Pool:
@@ -138,34 +151,119 @@ def load(name: str) -> ec.Pool:
     return ec.Pool.from_dataframe(frame, mapping)
 
 
-def rows_for(pool_name, pool, name, repeats, jobs):
+def code_version(name: str) -> str:
+    """A digest of what makes ``name``'s runs: the engine's source, the synthetic pools' and
+    the sampler's options here. A stored run is reused only by the code that made it."""
+    digest = hashlib.sha256(repr(SAMPLERS[name]).encode())
+    for path in sorted(Path(ec.__file__).parent.glob("*.py")) + [HERE / "synthetic.py"]:
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def one_run(pool, name: str, index: int, truth: float) -> list[list]:
+    """``simulate``'s run ``index`` of ``name`` (seed 2021): its F1 estimate and interval at
+    each checkpoint (NaN past the end of a run that labelled every item that can change F1
+    first, as ``simulate``'s summary leaves it out), the truth and its seconds."""
     sampler, options = SAMPLERS[name]
-    result = ec.simulate(  # estimates read at the checkpoints only (they draw no numbers)
+    start = time.perf_counter()
+    run = run_once(  # estimates read at the checkpoints only (they draw no numbers)
         pool,
         "f1",
         sampler,
         max(CHECKPOINTS),
-        repeats,
-        seed=2021,
-        jobs=jobs,
-        options=options,
+        np.random.SeedSequence(SEED, spawn_key=(index,)),
         record_every=math.gcd(*CHECKPOINTS),
+        options=options,
     )
-    summary = result.summary()
+    seconds = round(time.perf_counter() - start, 2)
     rows = []
     for labels in CHECKPOINTS:
-        row = summary[summary.n_labels == labels].iloc[0]
-        rows.append(
-            {
-                "pool": pool_name,
-                "sampler": name,
-                "n_labels": labels,
-                "repeats": repeats,
-                **{k: row[k] for k in ("mse", "mse_low", "mse_high", "coverage", "width")},
-                "seconds": round(result.seconds, 1),
-            }
-        )
+        at = np.flatnonzero(run.n_labels == labels)
+        record = [np.nan] * 3
+        if len(at):
+            record = [run.estimate[at[0], 0], run.ci_low[at[0], 0], run.ci_high[at[0], 0]]
+        rows.append([index, labels, *record, truth, seconds])
     return rows
+
+
+def runs_for(pool_name, pool, name, repeats, jobs, path: Path) -> pd.DataFrame:
+    """Runs 0 .. ``repeats`` - 1 of ``name`` on the pool, each appended to ``path`` as it
+    finishes. Runs stored there by the same engine code are reused, so an interrupted
+    configuration resumes at its next run; those of other code are dropped."""
+    code = code_version(name)
+    stored = read_runs(path)
+    mine = (stored.pool == pool_name) & (stored.sampler == name)
+    if (mine & (stored.code != code)).any():
+        stored = stored[~mine | (stored.code == code)]
+        stored.to_csv(path, index=False)
+    done = set(stored.run[(stored.pool == pool_name) & (stored.sampler == name)])
+    missing = [index for index in range(repeats) if index not in done]
+    measure = ec.get_measure("f1", pool.n_classes)
+    truth = float(measure.g(ec.true_risk(pool, measure))[0])
+
+    def store(rows):
+        frame = pd.DataFrame(rows, columns=RUN_COLUMNS[3:])
+        frame.insert(0, "code", code)
+        frame.insert(0, "sampler", name)
+        frame.insert(0, "pool", pool_name)
+        frame.to_csv(path, mode="a", header=not path.exists(), index=False)
+
+    if jobs > 1 and len(missing) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as executor:
+            futures = [executor.submit(one_run, pool, name, i, truth) for i in missing]
+            for future in as_completed(futures):
+                store(future.result())
+    else:
+        for index in missing:
+            store(one_run(pool, name, index, truth))
+    stored = read_runs(path)
+    mine = (stored.pool == pool_name) & (stored.sampler == name) & (stored.run < repeats)
+    return stored[mine].sort_values(["run", "n_labels"])  # the bootstrap's order: simulate's
+
+
+def read_runs(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    return pd.read_csv(path, dtype={"code": str})
+
+
+def runs_path(out: Path) -> Path:
+    """Where the runs behind ``out``'s rows are stored."""
+    return out.with_name(out.stem + "_runs.csv")
+
+
+def rows_for(pool_name, pool, name, repeats, jobs, path: Path) -> list[dict]:
+    """The configuration's row at each checkpoint, from its runs (``runs_for``): the runs
+    whose estimate is defined there, as ``simulate``'s summary counts them."""
+    runs = runs_for(pool_name, pool, name, repeats, jobs, path)
+    rows = []
+    for labels in CHECKPOINTS:
+        at = runs[(runs.n_labels == labels) & runs.estimate.notna()]
+        truth = float(runs.truth.iloc[0])
+        row = resumable.checkpoint_row(
+            pool_name, name, labels, at[["estimate", "low", "high"]].to_numpy(), truth
+        )
+        seconds = round(runs.drop_duplicates("run").seconds.sum(), 1)
+        rows.append({**row, "repeats": repeats, "seconds": seconds})
+    return rows
+
+
+def ratio_interval(runs: pd.DataFrame, candidate: str, baselines, labels: int, repeats: dict):
+    """95% bootstrap interval of ``candidate``'s MSE over the least of the ``baselines``' at
+    ``labels``: each sampler's first ``repeats[name]`` runs resampled on their own (1,000
+    times, seed 0) and the ratio taken per resample. None unless all of them have their
+    runs stored."""
+    rng = np.random.default_rng(0)
+    boot = {}
+    for name in (candidate, *baselines):
+        at = runs[(runs.sampler == name) & (runs.n_labels == labels) & (runs.run < repeats[name])]
+        at = at.sort_values("run")
+        if len(at) < repeats[name]:
+            return None
+        error = ((at.estimate - at.truth) ** 2).dropna().to_numpy()
+        boot[name] = error[rng.integers(len(error), size=(1000, len(error)))].mean(axis=1)
+    ratio = boot[candidate] / np.min([boot[name] for name in baselines], axis=0)
+    return np.quantile(ratio, [0.025, 0.975])
 
 
 def label_efficiency_rows() -> pd.DataFrame:
@@ -211,7 +309,9 @@ def write_markdown(path: Path = OUT) -> None:
         "pool with the same seed, side by side). `ratio` is the MSE of the default (and of",
         "its variants, the script's docstring) over the lowest MSE",
         "of ais-block, ais-1 and is at the same budget (below 1: the default is better; target: at",
-        "most 1 everywhere, at most 0.8 on half). With a deterministic oracle, passive, static IS",
+        "most 1 everywhere, at most 0.8 on half), with its 95% bootstrap interval where the",
+        "runs of the row and of the three baselines are stored (each sampler's runs resampled",
+        "on their own; older rows have none). With a deterministic oracle, passive, static IS",
         "and AIS estimate with repeated draws of labelled items replaced by their expectation",
         "(README, departures from the papers).",
         fallback_note,
@@ -236,8 +336,10 @@ def write_markdown(path: Path = OUT) -> None:
         "them.",
         "",
     ]
+    runs = read_runs(runs_path(path))
     for pool_name in [name for name in POOLS if name in set(table.pool)]:
         group = table[table.pool == pool_name]
+        pool_runs = runs[runs.pool == pool_name]
         lines += [
             f"## {pool_name}",
             "",
@@ -252,6 +354,12 @@ def write_markdown(path: Path = OUT) -> None:
                 ratio = row.mse / best.mse
                 ratio = f"{ratio:.2f}" if ratio >= 0.01 else f"{ratio:.1e}"
                 ratio += f" (vs {best.sampler})"
+                repeats = dict(zip(group.sampler, group.repeats, strict=True))
+                interval = ratio_interval(
+                    pool_runs, row.sampler, list(others.sampler), row.n_labels, repeats
+                )
+                if interval is not None:
+                    ratio += f", 95% CI {interval[0]:.2f}-{interval[1]:.2f}"
             width = "" if pd.isna(row.width) else f"{row.width:.3f}"
             mark = "*" if row.source != "this script" else ""
             lines.append(
@@ -275,7 +383,8 @@ def main() -> None:
                 continue
             pool = pool or load(pool_name)
             start = time.perf_counter()
-            frame = pd.DataFrame(rows_for(pool_name, pool, name, args.repeats, args.jobs))
+            rows = rows_for(pool_name, pool, name, args.repeats, args.jobs, runs_path(args.out))
+            frame = pd.DataFrame(rows)
             frame = resumable.save(frame, args.out)
             for row in frame.tail(len(CHECKPOINTS)).to_dict("records"):
                 print(json.dumps(row), flush=True)

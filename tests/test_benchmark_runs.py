@@ -1,0 +1,75 @@
+"""The default-sampler benchmark's stored runs (``benchmarks/default_sampler.py``): its rows
+are ``simulate``'s summary of the same runs, and an interrupted configuration resumes by
+computing only the runs it lacks."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import synthetic_pool
+
+import evalcore as ec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import default_sampler  # noqa: E402
+
+CHECKPOINTS, REPEATS = (20, 40), 4
+
+
+@pytest.fixture
+def small(monkeypatch, tmp_path):
+    monkeypatch.setattr(default_sampler, "CHECKPOINTS", CHECKPOINTS)
+    return synthetic_pool(n=1500, positive_rate=0.03, seed=5), tmp_path / "runs.csv"
+
+
+def test_the_rows_are_simulates_summary_of_the_same_runs(small):
+    pool, path = small
+    rows = pd.DataFrame(default_sampler.rows_for("small", pool, "is", REPEATS, 1, path))
+    result = ec.simulate(pool, "f1", "is", max(CHECKPOINTS), REPEATS, seed=2021, record_every=20)
+    summary = result.summary().set_index("n_labels").loc[list(CHECKPOINTS)]
+    for column in ("mse", "mse_low", "mse_high", "coverage", "width"):
+        np.testing.assert_allclose(rows[column], summary[column], rtol=1e-12, err_msg=column)
+    assert list(rows.repeats) == [REPEATS] * len(CHECKPOINTS)
+
+
+def test_an_interrupted_configuration_computes_only_the_runs_it_lacks(small, monkeypatch):
+    pool, path = small
+    first = default_sampler.runs_for("small", pool, "is", REPEATS, 1, path)
+    stored = pd.read_csv(path)
+    stored[stored.run != 2].to_csv(path, index=False)  # run 2 lost, as if interrupted
+    computed = []
+    one_run = default_sampler.one_run
+
+    def counted(pool, name, index, truth):
+        computed.append(index)
+        return one_run(pool, name, index, truth)
+
+    monkeypatch.setattr(default_sampler, "one_run", counted)
+    again = default_sampler.runs_for("small", pool, "is", REPEATS + 1, 1, path)
+    assert computed == [2, REPEATS]
+    same = again[again.run < REPEATS].reset_index(drop=True)
+    pd.testing.assert_frame_equal(same.drop(columns="seconds"), first.drop(columns="seconds"))
+
+
+def test_runs_of_other_code_are_dropped_not_reused(small, monkeypatch):
+    pool, path = small
+    default_sampler.runs_for("small", pool, "is", 2, 1, path)
+    monkeypatch.setattr(default_sampler, "code_version", lambda name: "other")
+    again = default_sampler.runs_for("small", pool, "is", 2, 1, path)
+    assert set(pd.read_csv(path, dtype={"code": str}).code) == {"other"}
+    assert len(again) == 2 * len(CHECKPOINTS)
+
+
+def test_the_ratios_interval_needs_every_samplers_runs_and_holds_the_ratio(small):
+    pool, path = small
+    for name in ("is", "ais-1"):
+        default_sampler.runs_for("small", pool, name, REPEATS, 1, path)
+    runs = default_sampler.read_runs(path)
+    repeats = {"is": REPEATS, "ais-1": REPEATS, "ais-block": REPEATS}
+    low, high = default_sampler.ratio_interval(runs, "is", ["ais-1"], 40, repeats)
+    at = runs[runs.n_labels == 40]
+    mse = {name: ((g.estimate - g.truth) ** 2).mean() for name, g in at.groupby("sampler")}
+    assert low <= mse["is"] / mse["ais-1"] <= high
+    assert default_sampler.ratio_interval(runs, "is", ["ais-1", "ais-block"], 40, repeats) is None
