@@ -236,14 +236,14 @@ def rows_for(pool_name, pool, name, repeats, jobs, path: Path) -> list[dict]:
     """The configuration's row at each checkpoint, from its runs (``runs_for``): the runs
     whose estimate is defined there, as ``simulate``'s summary counts them."""
     runs = runs_for(pool_name, pool, name, repeats, jobs, path)
+    truth = float(runs.truth.iloc[0])
+    seconds = round(runs.drop_duplicates("run").seconds.sum(), 1)
     rows = []
     for labels in CHECKPOINTS:
         at = runs[(runs.n_labels == labels) & runs.estimate.notna()]
-        truth = float(runs.truth.iloc[0])
         row = resumable.checkpoint_row(
             pool_name, name, labels, at[["estimate", "low", "high"]].to_numpy(), truth
         )
-        seconds = round(runs.drop_duplicates("run").seconds.sum(), 1)
         rows.append({**row, "repeats": repeats, "seconds": seconds})
     return rows
 
