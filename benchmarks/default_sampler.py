@@ -340,6 +340,7 @@ def write_markdown(path: Path = OUT) -> None:
     for pool_name in [name for name in POOLS if name in set(table.pool)]:
         group = table[table.pool == pool_name]
         pool_runs = runs[runs.pool == pool_name]
+        repeats = dict(zip(group.sampler, group.repeats, strict=True))
         lines += [
             f"## {pool_name}",
             "",
@@ -354,7 +355,6 @@ def write_markdown(path: Path = OUT) -> None:
                 ratio = row.mse / best.mse
                 ratio = f"{ratio:.2f}" if ratio >= 0.01 else f"{ratio:.1e}"
                 ratio += f" (vs {best.sampler})"
-                repeats = dict(zip(group.sampler, group.repeats, strict=True))
                 interval = ratio_interval(
                     pool_runs, row.sampler, list(others.sampler), row.n_labels, repeats
                 )
