@@ -222,9 +222,13 @@ def runs_for(pool_name, pool, name, repeats, jobs, path: Path) -> pd.DataFrame:
 
 
 def read_runs(path: Path) -> pd.DataFrame:
+    """The stored runs, each once: a run stored twice (two runs files merged, both holding
+    it) is the same draws and estimates, and counted twice it would weigh double in the
+    MSE."""
     if not path.exists():
         return pd.DataFrame(columns=RUN_COLUMNS)
-    return pd.read_csv(path, dtype={"code": str})
+    runs = pd.read_csv(path, dtype={"code": str})
+    return runs.drop_duplicates(["pool", "sampler", "code", "run", "n_labels"])
 
 
 def runs_path(out: Path) -> Path:
