@@ -84,3 +84,37 @@ def test_a_run_stored_twice_counts_once(small):
     pd.concat([stored, stored[stored.run == 1]]).to_csv(path, index=False)
     twice = pd.DataFrame(default_sampler.rows_for("small", pool, "is", REPEATS, 1, path))
     pd.testing.assert_frame_equal(once, twice)
+
+
+def test_the_model_estimates_runs_are_default_samplers_and_combine_as_documented(
+    small, monkeypatch
+):
+    """``model_estimate.py``'s design estimates are ``default_sampler.py``'s run for run, and
+    its precision-weighted combination is phi D + (1 - phi) M, phi = V_M / (V_D + V_M)."""
+    import model_estimate
+
+    monkeypatch.setattr(model_estimate, "CHECKPOINTS", CHECKPOINTS)
+    pool, path = small
+    runs = default_sampler.runs_for("small", pool, "is", 2, 1, path)
+    truth = float(runs.truth.iloc[0])
+    for index in range(2):
+        rows = pd.DataFrame(
+            model_estimate.one_run(pool, "small", "is", index, truth),
+            columns=model_estimate.RUN_COLUMNS,
+        )
+        assert list(rows.n_labels) == list(CHECKPOINTS)
+        for labels in CHECKPOINTS:
+            mine = rows[rows.n_labels == labels]
+            theirs = runs[(runs.run == index) & (runs.n_labels == labels)]
+            np.testing.assert_allclose(mine.design, theirs.estimate, rtol=1e-12)
+    z = 1.959963984540054
+    runs = pd.DataFrame(
+        {"design": [0.5, 0.4, 0.9], "design_se": [0.1, np.nan, 0.1], "model": [0.3, 0.2, 0.3]}
+        | {"model_low": [0.3 - 0.2 * z, 0.1, 0.3 - 0.2 * z]}
+        | {"model_high": [0.3 + 0.2 * z, 0.3, 0.3 + 0.2 * z]}
+    )
+    # V_D = 0.01, V_M = 0.04: phi = 0.8; no design variance: the design's value
+    np.testing.assert_allclose(model_estimate.combined(runs, "precision"), [0.46, 0.4, 0.78])
+    # (D - M)^2 = 0.04 is within V_D + V_M: no bias; 0.36 is not: V_M = 0.04 + 0.31
+    composite = [0.46, 0.4, 0.35 / 0.36 * 0.9 + 0.01 / 0.36 * 0.3]
+    np.testing.assert_allclose(model_estimate.combined(runs, "composite"), composite)
