@@ -18,7 +18,8 @@ of combining them, phi D + (1 - phi) M with D, M the design's and the model's es
 
 Run i is ``default_sampler.py``'s run i (seed 2021), so its design estimates are that
 script's. Each run's values at 200, 500, 1000 and 2000 labels are appended to
-``<out>_runs.csv`` as it finishes (a rerun resumes at the next run); the table,
+``<out>_runs.csv`` as it finishes (a rerun resumes at the next run; the runs are not keyed
+by the engine's code, so delete the file after an engine change); the table,
 ``<out>.md``, gives each MSE with a 95% bootstrap interval over the runs and the model's
 MSE over the design's with the paired bootstrap's interval.
 
