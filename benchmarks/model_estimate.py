@@ -99,7 +99,7 @@ def combined(runs: pd.DataFrame, name: str) -> np.ndarray:
         model_var = model_var + np.maximum(0, (design - model) ** 2 - design_var - model_var)
     phi = model_var / (design_var + model_var)
     usable = np.isfinite(phi) & np.isfinite(model)
-    return np.where(usable, phi * design + (1 - phi) * np.where(usable, model, 0), design)
+    return np.where(usable, phi * design + (1 - phi) * model, design)
 
 
 def runs_for(pool_name: str, name: str, repeats: int, path: Path) -> pd.DataFrame:
