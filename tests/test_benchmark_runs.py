@@ -118,3 +118,51 @@ def test_the_model_estimates_runs_are_default_samplers_and_combine_as_documented
     # (D - M)^2 = 0.04 is within V_D + V_M: no bias; 0.36 is not: V_M = 0.04 + 0.31
     composite = [0.46, 0.4, 0.35 / 0.36 * 0.9 + 0.01 / 0.36 * 0.3]
     np.testing.assert_allclose(model_estimate.combined(runs, "composite"), composite)
+
+
+def test_issue_13s_count_reads_each_cells_ratio_and_interval():
+    """``standing``: the default's MSE over the best baseline's per pool and budget, its
+    interval where every run is stored, and the count; worked out by hand from runs whose
+    squared errors are constant, so every bootstrap resample has the same MSE."""
+    error = {  # (pool, sampler) -> the error of every run at 20 and at 40 labels
+        ("p", "ais"): (0.1, 0.2),
+        ("p", "is"): (0.2, 0.1),
+        ("p", "ais-1"): (0.3, 0.3),
+        ("p", "ais-block"): (0.3, 0.3),
+        ("q", "ais"): (0.1, 0.1),
+        ("q", "is"): (0.1, 0.125),  # ratio 1 at 20 labels: at or below, not 20% below
+    }
+    runs = pd.DataFrame(
+        [
+            [pool, sampler, "c", run, labels, 0.5 + e, 0.0, 1.0, 0.5, 1.0]
+            for (pool, sampler), errors in error.items()
+            for run in range(5)
+            for labels, e in zip((20, 40), errors, strict=True)
+        ],
+        columns=default_sampler.RUN_COLUMNS,
+    )
+    runs = runs[~((runs.pool == "q") & (runs.sampler == "is") & (runs.run == 4))]
+    table = (
+        runs.assign(sq=(runs.estimate - runs.truth) ** 2)
+        .groupby(["pool", "sampler", "n_labels"], as_index=False)
+        .agg(mse=("sq", "mean"), repeats=("run", "size"))
+    )
+    table.loc[table.pool == "q", "repeats"] = 5  # q's static IS lacks a stored run
+    cells = default_sampler.standing(table, runs).set_index(["pool", "n_labels"])
+    assert cells.loc[("p", 20), "ratio"] == pytest.approx(0.01 / 0.04)
+    assert cells.loc[("p", 20), ["low", "high"]].tolist() == pytest.approx([0.25, 0.25])
+    assert cells.loc[("p", 40), "ratio"] == pytest.approx(0.04 / 0.01)
+    assert cells.loc[("p", 40), "best"] == "is"
+    assert cells.loc[("q", 20), "ratio"] == pytest.approx(1.0)
+    assert cells.loc[("q", 40), "ratio"] == pytest.approx(0.01 / 0.125**2)
+    assert np.isnan(cells.loc[("q", 20), "low"])
+    assert cells.at_or_below.tolist() == [True, False, True, True]
+    assert cells.below_20pct.tolist() == [True, False, False, True]
+
+    lines = default_sampler.standing_lines(default_sampler.standing(table, runs), ["p", "q", "r"])
+    text = "\n".join(lines)
+    assert "| p | 20 | 5 | 1.00e-02 | is | 4.00e-02 | 0.25 (0.250-0.250) | ahead |" in text
+    assert "| p | 40 | 5 | 4.00e-02 | is | 1.00e-02 | 4.00 (4.000-4.000) | behind |" in text
+    assert "| q | 20 | 5 | 1.00e-02 | is | 1.00e-02 | 1.00 | not all runs stored |" in text
+    assert "at 3 of these 4 pool-budgets and at least 20% below at 2" in text
+    assert "without the default's rows: r." in text
