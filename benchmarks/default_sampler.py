@@ -272,10 +272,11 @@ def ratio_interval(runs: pd.DataFrame, candidate: str, baselines, labels: int, r
 
 def standing(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Issue 13's cells: for each pool and budget where the table holds the default
-    (``ais``) and at least one baseline, the default's MSE over the least of the baselines'
-    (``ratio``) with its 95% bootstrap interval (``low``, ``high``; NaN unless every run of
-    the four is stored, ``ratio_interval``), and what the issue counts: at or below the
-    best baseline (ratio <= 1) and at least 20% below it (ratio <= 0.8)."""
+    (``ais``) and at least one baseline, the default's MSE, coverage and median width, its
+    MSE over the least of the baselines' (``ratio``) with its 95% bootstrap interval
+    (``low``, ``high``; NaN unless every run of the four is stored, ``ratio_interval``), and
+    what the issue counts: at or below the best baseline (ratio <= 1) and at least 20% below
+    it (ratio <= 0.8)."""
     cells = []
     for (pool_name, labels), group in table.groupby(["pool", "n_labels"], sort=False):
         default = group[group.sampler == "ais"]
@@ -294,6 +295,8 @@ def standing(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                 "n_labels": labels,
                 "repeats": int(default.repeats.iloc[0]),
                 "mse": float(default.mse.iloc[0]),
+                "coverage": float(default.coverage.iloc[0]),
+                "width": float(default.width.iloc[0]),
                 "best": best.sampler,
                 "best_mse": float(best.mse),
                 "ratio": ratio,
@@ -319,9 +322,9 @@ def standing_lines(cells: pd.DataFrame, pools: list[str]) -> list[str]:
     missing = [name for name in pools if cells.empty or name not in set(cells.pool)]
     if not cells.empty:
         lines += [
-            "| pool | labels | runs | the default's MSE | the best baseline | its MSE | ratio "
-            "(95% CI) | the interval says |",
-            "|---|---|---|---|---|---|---|---|",
+            "| pool | labels | runs | the default's MSE | its coverage | its median width | "
+            "the best baseline | its MSE | ratio (95% CI) | the interval says |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for cell in cells.itertuples():
             verdict = "not all runs stored"
@@ -331,7 +334,8 @@ def standing_lines(cells: pd.DataFrame, pools: list[str]) -> list[str]:
             interval = "" if np.isnan(cell.low) else f" ({cell.low:.3f}-{cell.high:.3f})"
             lines.append(
                 f"| {cell.pool} | {cell.n_labels} | {cell.repeats} | {cell.mse:.2e} | "
-                f"{cell.best} | {cell.best_mse:.2e} | {cell.ratio:.2f}{interval} | {verdict} |"
+                f"{cell.coverage:.3f} | {cell.width:.3f} | {cell.best} | {cell.best_mse:.2e} | "
+                f"{cell.ratio:.2f}{interval} | {verdict} |"
             )
         lines += [
             "",

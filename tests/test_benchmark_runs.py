@@ -146,6 +146,7 @@ def test_issue_13s_count_reads_each_cells_ratio_and_interval():
         runs.assign(sq=(runs.estimate - runs.truth) ** 2)
         .groupby(["pool", "sampler", "n_labels"], as_index=False)
         .agg(mse=("sq", "mean"), repeats=("run", "size"))
+        .assign(coverage=0.95, width=0.5)
     )
     table.loc[table.pool == "q", "repeats"] = 5  # q's static IS lacks a stored run
     cells = default_sampler.standing(table, runs).set_index(["pool", "n_labels"])
@@ -160,9 +161,11 @@ def test_issue_13s_count_reads_each_cells_ratio_and_interval():
     assert cells.below_20pct.tolist() == [True, False, False, True]
 
     lines = default_sampler.standing_lines(default_sampler.standing(table, runs), ["p", "q", "r"])
+    rows = [line for line in lines if line.startswith(("| p |", "| q |"))]
+    same = "| 0.950 | 0.500 | is |"
+    assert rows[0] == f"| p | 20 | 5 | 1.00e-02 {same} 4.00e-02 | 0.25 (0.250-0.250) | ahead |"
+    assert rows[1] == f"| p | 40 | 5 | 4.00e-02 {same} 1.00e-02 | 4.00 (4.000-4.000) | behind |"
+    assert rows[2] == f"| q | 20 | 5 | 1.00e-02 {same} 1.00e-02 | 1.00 | not all runs stored |"
     text = "\n".join(lines)
-    assert "| p | 20 | 5 | 1.00e-02 | is | 4.00e-02 | 0.25 (0.250-0.250) | ahead |" in text
-    assert "| p | 40 | 5 | 4.00e-02 | is | 1.00e-02 | 4.00 (4.000-4.000) | behind |" in text
-    assert "| q | 20 | 5 | 1.00e-02 | is | 1.00e-02 | 1.00 | not all runs stored |" in text
     assert "at 3 of these 4 pool-budgets and at least 20% below at 2" in text
     assert "without the default's rows: r." in text
