@@ -17,7 +17,9 @@ is); with ``--samplers`` also its candidates, among them ``ais-item``, the defau
 item-level model alone (``oracle_model="item"``). F1, seed 2021 for the runs of every
 realisation, checkpoints 500 / 1000 / 2000 labels. Each (family, realisation, sampler) is
 appended to benchmarks/results/realisations.csv (or ``--out``) as it finishes (``--resume``
-skips those done), and the Markdown table beside it is rewritten.
+skips those done), and the Markdown table beside it is rewritten. Each run is stored in
+``<out>_runs.csv`` as it finishes (``default_sampler.runs_for``, the pool named
+``"<family> #<realisation>"``), so an interrupted configuration resumes at its next run.
 
     python benchmarks/realisations.py [--realisations 6 | --which 1,3] [--repeats 25]
         [--jobs 2] [--pools ...] [--samplers ...] [--out F] [--resume]
@@ -105,14 +107,18 @@ def rare_false_negatives(family: str, realisation: int) -> tuple[float, int]:
     return float(truth[rare].sum()), int(frame["label"].to_numpy()[rare].sum())
 
 
-def rows_for(family, realisation, pool, name, repeats, jobs):
-    """``default_sampler.rows_for``'s rows, with the realisation and its pool's counts."""
+def rows_for(family, realisation, pool, name, repeats, jobs, path: Path):
+    """``default_sampler.rows_for``'s rows, with the realisation and its pool's counts; the
+    runs are stored in ``path`` under the pool name ``"<family> #<realisation>"``, so the
+    realisations of a family keep their runs apart."""
     counts = {
+        "pool": family,
         "realisation": realisation,
         "positives": int(pool.y_true.sum()),
         "false_negatives": int(((pool.y_true == 1) & (pool.y_pred == 0)).sum()),
     }
-    rows = default_sampler.rows_for(family, pool, name, repeats, jobs)
+    stored_as = f"{family} #{realisation}"
+    rows = default_sampler.rows_for(stored_as, pool, name, repeats, jobs, path)
     return [{**row, **counts} for row in rows]
 
 
@@ -210,6 +216,7 @@ def main() -> None:
     which = [int(r) for r in args.which.split(",")] if args.which else None
     which = which or list(range(1, args.realisations + 1))
     samplers = args.samplers.split(",") if args.samplers else [DEFAULT, *BASELINES]
+    runs = default_sampler.runs_path(args.out)
     done = set()
     if args.resume and args.out.exists():
         old = pd.read_csv(args.out)
@@ -224,7 +231,7 @@ def main() -> None:
                     pool = make_pool(family, realisation)
                 start = time.perf_counter()
                 rows = pd.DataFrame(
-                    rows_for(family, realisation, pool, name, args.repeats, args.jobs)
+                    rows_for(family, realisation, pool, name, args.repeats, args.jobs, runs)
                 )
                 if args.out.exists():
                     old = pd.read_csv(args.out)

@@ -169,3 +169,24 @@ def test_issue_13s_count_reads_each_cells_ratio_and_interval():
     text = "\n".join(lines)
     assert "at 3 of these 4 pool-budgets and at least 20% below at 2" in text
     assert "without the default's rows: r." in text
+
+
+def test_a_familys_realisations_store_their_runs_apart(small):
+    """Regression: ``realisations.py`` called ``default_sampler.rows_for`` without the runs
+    file it has needed since the runs were stored, and failed before its first run. Each
+    realisation's runs are stored under their own pool name, so two realisations of a family
+    never reuse each other's runs."""
+    import realisations
+
+    pool, path = small
+    other = synthetic_pool(n=1500, positive_rate=0.03, seed=6)
+    first = realisations.rows_for("small", 1, pool, "is", REPEATS, 1, path)
+    second = realisations.rows_for("small", 2, other, "is", REPEATS, 1, path)
+    stored = default_sampler.read_runs(path)
+    assert set(stored.pool) == {"small #1", "small #2"}
+    assert len(stored) == 2 * REPEATS * len(CHECKPOINTS)
+    assert [row["pool"] for row in first + second] == ["small"] * 2 * len(CHECKPOINTS)
+    assert [row["realisation"] for row in first + second] == [1, 1, 2, 2]
+    alone = default_sampler.rows_for("small #2", other, "is", REPEATS, 1, path.with_name("b"))
+    assert [row["mse"] for row in second] == [row["mse"] for row in alone]
+    assert first[0]["mse"] != second[0]["mse"]
