@@ -270,24 +270,35 @@ def ratio_interval(runs: pd.DataFrame, candidate: str, baselines, labels: int, r
     return np.quantile(ratio, [0.025, 0.975])
 
 
+def versus_best(rows: pd.DataFrame, name: str, pool_runs: pd.DataFrame):
+    """``name`` against the best baseline among ``rows``, one pool's rows at one budget: that
+    baseline's row, ``name``'s MSE over its, and the ratio's 95% bootstrap interval (None
+    unless every run of both is stored, ``ratio_interval``). None where no baseline ran."""
+    others = rows[rows.sampler.isin(BASELINES)]
+    if others.empty:
+        return None
+    best = others.loc[others.mse.idxmin()]
+    ratio = float(rows.mse[rows.sampler == name].iloc[0] / best.mse)
+    repeats = dict(zip(rows.sampler, rows.repeats, strict=True))
+    labels = int(rows.n_labels.iloc[0])
+    interval = ratio_interval(pool_runs, name, list(others.sampler), labels, repeats)
+    return best, ratio, interval
+
+
 def standing(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Issue 13's cells: for each pool and budget where the table holds the default
     (``ais``) and at least one baseline, the default's MSE, coverage and median width, its
     MSE over the least of the baselines' (``ratio``) with its 95% bootstrap interval
-    (``low``, ``high``; NaN unless every run of the four is stored, ``ratio_interval``), and
+    (``low``, ``high``; NaN unless every run of the four is stored, ``versus_best``), and
     what the issue counts: at or below the best baseline (ratio <= 1) and at least 20% below
     it (ratio <= 0.8)."""
     cells = []
     for (pool_name, labels), group in table.groupby(["pool", "n_labels"], sort=False):
         default = group[group.sampler == "ais"]
-        others = group[group.sampler.isin(BASELINES)]
-        if default.empty or others.empty:
+        against = None if default.empty else versus_best(group, "ais", runs[runs.pool == pool_name])
+        if against is None:
             continue
-        best = others.loc[others.mse.idxmin()]
-        ratio = float(default.mse.iloc[0] / best.mse)
-        repeats = dict(zip(group.sampler, group.repeats, strict=True))
-        pool_runs = runs[runs.pool == pool_name]
-        interval = ratio_interval(pool_runs, "ais", list(others.sampler), labels, repeats)
+        best, ratio, interval = against
         low, high = (np.nan, np.nan) if interval is None else interval
         cells.append(
             {
@@ -327,10 +338,14 @@ def standing_lines(cells: pd.DataFrame, pools: list[str]) -> list[str]:
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for cell in cells.itertuples():
-            verdict = "not all runs stored"
-            if not np.isnan(cell.low):
+            if np.isnan(cell.low):
+                verdict = "not all runs stored"
+            elif cell.low > 1:
+                verdict = "behind"
+            elif cell.high < 1:
+                verdict = "ahead"
+            else:
                 verdict = "cannot tell"
-                verdict = "behind" if cell.low > 1 else "ahead" if cell.high < 1 else verdict
             interval = "" if np.isnan(cell.low) else f" ({cell.low:.3f}-{cell.high:.3f})"
             lines.append(
                 f"| {cell.pool} | {cell.n_labels} | {cell.repeats} | {cell.mse:.2e} | "
@@ -424,7 +439,6 @@ def write_markdown(path: Path = OUT) -> None:
     for pool_name in pools:
         group = table[table.pool == pool_name]
         pool_runs = runs[runs.pool == pool_name]
-        repeats = dict(zip(group.sampler, group.repeats, strict=True))
         lines += [
             f"## {pool_name}",
             "",
@@ -432,16 +446,15 @@ def write_markdown(path: Path = OUT) -> None:
             "|---|---|---|---|---|---|---|---|",
         ]
         for row in group.sort_values(["n_labels", "sampler"]).itertuples():
-            others = group[(group.n_labels == row.n_labels) & group.sampler.isin(BASELINES)]
             ratio = ""
-            if row.sampler in CANDIDATES and len(others):
-                best = others.loc[others.mse.idxmin()]
-                ratio = row.mse / best.mse
-                ratio = f"{ratio:.2f}" if ratio >= 0.01 else f"{ratio:.1e}"
+            against = None
+            if row.sampler in CANDIDATES:
+                budget = group[group.n_labels == row.n_labels]
+                against = versus_best(budget, row.sampler, pool_runs)
+            if against is not None:
+                best, value, interval = against
+                ratio = f"{value:.2f}" if value >= 0.01 else f"{value:.1e}"
                 ratio += f" (vs {best.sampler})"
-                interval = ratio_interval(
-                    pool_runs, row.sampler, list(others.sampler), row.n_labels, repeats
-                )
                 if interval is not None:
                     ratio += f", 95% CI {interval[0]:.2f}-{interval[1]:.2f}"
             width = "" if pd.isna(row.width) else f"{row.width:.3f}"
