@@ -62,7 +62,8 @@ Every sampler runs here on every pool with the same seed, so the rows are side b
 is ``simulate``'s run i (``SeedSequence(2021).spawn(repeats)[i]``), whatever the repeats. Each
 run's estimates and intervals at the checkpoints are appended to ``<out>_runs.csv``
 (benchmarks/results/default_sampler_runs.csv) as it finishes, with a digest of the engine's
-source, and a configuration reuses the runs stored by the same code: an interrupted one
+source, the sampler's options and the pool's data (``code_version``), and a configuration
+reuses the runs stored by the same code on the same pool: an interrupted one
 resumes at its next run, and a larger ``--repeats`` adds runs to those done. Each
 configuration's rows replace its earlier ones in benchmarks/results/default_sampler.csv as
 soon as it finishes (``--resume`` skips those done); the Markdown table compares ``ais``
@@ -151,12 +152,18 @@ def load(name: str) -> ec.Pool:
     return ec.Pool.from_dataframe(frame, mapping)
 
 
-def code_version(name: str) -> str:
-    """A digest of what makes ``name``'s runs: the engine's source, the synthetic pools' and
-    the sampler's options here. A stored run is reused only by the code that made it."""
+def code_version(name: str, pool: ec.Pool) -> str:
+    """A digest of what makes ``name``'s runs on ``pool``: the engine's source, the sampler's
+    options here and the pool's own data. A stored run is reused only by the code that made
+    it, on the same items; the pool is read by its arrays, not by the source that makes
+    it, so an edit of ``synthetic.py`` that leaves this pool as it was keeps its runs."""
     digest = hashlib.sha256(repr(SAMPLERS[name]).encode())
-    for path in sorted(Path(ec.__file__).parent.glob("*.py")) + [HERE / "synthetic.py"]:
+    for path in sorted(Path(ec.__file__).parent.glob("*.py")):
         digest.update(path.name.encode() + path.read_bytes())
+    digest.update(repr(pool.classes).encode())
+    for array in (pool.scores, pool.y_pred, pool.prob, pool.y_true):
+        digest.update(repr((array.dtype.str, array.shape)).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:12]
 
 
@@ -190,7 +197,7 @@ def runs_for(pool_name, pool, name, repeats, jobs, path: Path) -> pd.DataFrame:
     """Runs 0 .. ``repeats`` - 1 of ``name`` on the pool, each appended to ``path`` as it
     finishes. Runs stored there by the same engine code are reused, so an interrupted
     configuration resumes at its next run; those of other code are dropped."""
-    code = code_version(name)
+    code = code_version(name, pool)
     stored = read_runs(path)
     mine = (stored.pool == pool_name) & (stored.sampler == name)
     if (mine & (stored.code != code)).any():

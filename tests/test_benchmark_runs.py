@@ -2,6 +2,7 @@
 are ``simulate``'s summary of the same runs, and an interrupted configuration resumes by
 computing only the runs it lacks."""
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -56,10 +57,30 @@ def test_an_interrupted_configuration_computes_only_the_runs_it_lacks(small, mon
 def test_runs_of_other_code_are_dropped_not_reused(small, monkeypatch):
     pool, path = small
     default_sampler.runs_for("small", pool, "is", 2, 1, path)
-    monkeypatch.setattr(default_sampler, "code_version", lambda name: "other")
+    monkeypatch.setattr(default_sampler, "code_version", lambda name, pool: "other")
     again = default_sampler.runs_for("small", pool, "is", 2, 1, path)
     assert set(pd.read_csv(path, dtype={"code": str}).code) == {"other"}
     assert len(again) == 2 * len(CHECKPOINTS)
+
+
+def test_a_pools_runs_are_keyed_by_its_data_not_by_the_source_that_makes_it(
+    small, monkeypatch, tmp_path
+):
+    """Regression: the digest read benchmarks/synthetic.py whole, so adding a pool there
+    dropped every stored run of every pool at the next run, hours of them."""
+    pool, _ = small
+    code = default_sampler.code_version("is", pool)
+    elsewhere = tmp_path / "benchmarks"
+    elsewhere.mkdir()
+    (elsewhere / "synthetic.py").write_text("NEW_POOL = 1\n")
+    monkeypatch.setattr(default_sampler, "HERE", elsewhere)
+    same_items = dataclasses.replace(pool, y_true=pool.y_true.copy())
+    assert default_sampler.code_version("is", same_items) == code
+    flipped = pool.y_true.copy()
+    flipped[0] = 1 - flipped[0]
+    one_label_other = dataclasses.replace(pool, y_true=flipped)
+    assert default_sampler.code_version("is", one_label_other) != code
+    assert default_sampler.code_version("ais-1", pool) != code
 
 
 def test_the_ratios_interval_needs_every_samplers_runs_and_holds_the_ratio(small):
