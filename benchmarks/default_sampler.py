@@ -288,7 +288,9 @@ def versus_best(rows: pd.DataFrame, name: str, pool_runs: pd.DataFrame):
     ratio = float(rows.mse[rows.sampler == name].iloc[0] / best.mse)
     repeats = dict(zip(rows.sampler, rows.repeats, strict=True))
     labels = int(rows.n_labels.iloc[0])
-    interval = ratio_interval(pool_runs, name, list(others.sampler), labels, repeats)
+    # in BASELINES' order, not the file's: the resamples are drawn one sampler after another
+    ran = [baseline for baseline in BASELINES if baseline in set(others.sampler)]
+    interval = ratio_interval(pool_runs, name, ran, labels, repeats)
     return best, ratio, interval
 
 

@@ -96,6 +96,27 @@ def test_the_ratios_interval_needs_every_samplers_runs_and_holds_the_ratio(small
     assert default_sampler.ratio_interval(runs, "is", ["ais-1", "ais-block"], 40, repeats) is None
 
 
+def test_the_ratios_interval_does_not_hang_on_the_order_of_the_files_rows(small):
+    """Regression: the baselines were resampled in the order of the results file's rows, so
+    rewriting the file in another order moved the intervals (tweets100k at 500 labels:
+    0.717-0.995, "ahead", then 0.725-1.005, "cannot tell", from the same runs)."""
+    pool, path = small
+    for name in ("ais", "is", "ais-1", "ais-block"):
+        default_sampler.runs_for("small", pool, name, REPEATS, 1, path)
+    runs = default_sampler.read_runs(path)
+    rows = (
+        runs[runs.n_labels == 40]
+        .assign(sq=lambda at: (at.estimate - at.truth) ** 2)
+        .groupby("sampler", as_index=False)
+        .agg(mse=("sq", "mean"), repeats=("run", "size"))
+        .assign(n_labels=40)
+    )
+    _, ratio, interval = default_sampler.versus_best(rows, "ais", runs)
+    _, again, shuffled = default_sampler.versus_best(rows.iloc[::-1], "ais", runs)
+    assert again == ratio
+    np.testing.assert_array_equal(shuffled, interval)
+
+
 def test_a_run_stored_twice_counts_once(small):
     """Regression: merging two processes' runs files stored 24 runs of the block-level AIS on
     rare_calibrated twice, and its MSE at 1000 labels read 2.62e-2 for 2.56e-2."""
