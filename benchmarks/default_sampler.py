@@ -195,8 +195,8 @@ def one_run(pool, name: str, index: int, truth: float) -> list[list]:
 
 def runs_for(pool_name, pool, name, repeats, jobs, path: Path) -> pd.DataFrame:
     """Runs 0 .. ``repeats`` - 1 of ``name`` on the pool, each appended to ``path`` as it
-    finishes. Runs stored there by the same engine code are reused, so an interrupted
-    configuration resumes at its next run; those of other code are dropped."""
+    finishes. Runs stored there by the same code on the same pool (``code_version``) are
+    reused, so an interrupted configuration resumes at its next run; the others are dropped."""
     code = code_version(name, pool)
     stored = read_runs(path)
     mine = (stored.pool == pool_name) & (stored.sampler == name)
