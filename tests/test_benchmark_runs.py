@@ -247,3 +247,38 @@ def test_the_familys_ratio_interval_resamples_realisations_and_takes_the_best_pe
     switch = pd.DataFrame({"ais": [1.0, 1.0], "is": [1.0, 3.0], "ais-1": [2.0, 2.0]})
     low, high = realisations.ratio_of_means_interval(switch, "ais", ["is", "ais-1"])
     assert (low, high) == pytest.approx((0.5, 1.0))
+
+
+def test_the_worst_runs_share_and_the_others_mse_by_hand(tmp_path):
+    """``error_tails.py``: squared errors 0.01, 0.04, 0.09 (and a run whose estimate is not
+    defined, left out as the MSE leaves it) give MSE 0.14 / 3, median 0.04, the worst run's
+    share 0.09 / 0.14 and the others' MSE 0.025; the default's figures over the best
+    baseline's are written beside it."""
+    import error_tails
+
+    errors = {"ais": [0.1, 0.2, 0.3, np.nan], "is": [0.1, 0.1, 0.1, 0.1], "ais-1": [1, 1, 1, 1]}
+    runs = pd.DataFrame(
+        [
+            ["p", sampler, "c", run, 20, 0.5 + e, 0.0, 1.0, 0.5, 1.0]
+            for sampler, sampler_errors in errors.items()
+            for run, e in enumerate(sampler_errors)
+        ],
+        columns=default_sampler.RUN_COLUMNS,
+    )
+    table = error_tails.tails(runs, worst=1).set_index("sampler")
+    assert table.loc["ais", "runs"] == 3
+    assert table.loc["ais", "mse"] == pytest.approx(0.14 / 3)
+    assert table.loc["ais", "median"] == pytest.approx(0.04)
+    assert table.loc["ais", "worst_share"] == pytest.approx(0.09 / 0.14)
+    assert table.loc["ais", "others"] == pytest.approx(0.025)
+    assert table.loc["is", "others"] == pytest.approx(0.01)
+    path = error_tails.write_markdown(table.reset_index(), tmp_path / "x_runs.csv", worst=1)
+    assert path.name == "x_runs_tails.md"
+    (line,) = [
+        line for line in path.read_text().splitlines() if line.startswith("| p | 20 | ais |")
+    ]
+    ratios = (0.14 / 3 / 0.01, 0.04 / 0.01, 0.025 / 0.01)
+    assert line == (
+        f"| p | 20 | ais | 3 | 4.67e-02 (x{ratios[0]:.2f} of is) | 4.00e-02 (x{ratios[1]:.2f}) "
+        f"| 0.64 | 2.50e-02 (x{ratios[2]:.2f}) |"
+    )
