@@ -198,11 +198,7 @@ def runs_for(pool_name, pool, name, repeats, jobs, path: Path) -> pd.DataFrame:
     finishes. Runs stored there by the same code on the same pool (``code_version``) are
     reused, so an interrupted configuration resumes at its next run; the others are dropped."""
     code = code_version(name, pool)
-    stored = read_runs(path)
-    mine = (stored.pool == pool_name) & (stored.sampler == name)
-    if (mine & (stored.code != code)).any():
-        stored = stored[~mine | (stored.code == code)]
-        stored.to_csv(path, index=False)
+    stored = current_runs(read_runs(path), pool_name, name, code, path)
     done = set(stored.run[(stored.pool == pool_name) & (stored.sampler == name)])
     missing = [index for index in range(repeats) if index not in done]
     measure = ec.get_measure("f1", pool.n_classes)
@@ -226,6 +222,16 @@ def runs_for(pool_name, pool, name, repeats, jobs, path: Path) -> pd.DataFrame:
     stored = read_runs(path)
     mine = (stored.pool == pool_name) & (stored.sampler == name) & (stored.run < repeats)
     return stored[mine].sort_values(["run", "n_labels"])  # the bootstrap's order: simulate's
+
+
+def current_runs(stored: pd.DataFrame, pool_name, name, code: str, path: Path) -> pd.DataFrame:
+    """``stored`` without ``name``'s runs on the pool made by other code than ``code`` (an
+    older engine or pool), rewritten to ``path`` if there were any."""
+    mine = (stored.pool == pool_name) & (stored.sampler == name)
+    if (mine & (stored.code != code)).any():
+        stored = stored[~mine | (stored.code == code)]
+        stored.to_csv(path, index=False)
+    return stored
 
 
 def read_runs(path: Path) -> pd.DataFrame:

@@ -18,8 +18,9 @@ of combining them, phi D + (1 - phi) M with D, M the design's and the model's es
 
 Run i is ``default_sampler.py``'s run i (seed 2021), so its design estimates are that
 script's. Each run's values at 200, 500, 1000 and 2000 labels are appended to
-``<out>_runs.csv`` as it finishes (a rerun resumes at the next run; the runs are not keyed
-by the engine's code, so delete the file after an engine change); the table,
+``<out>_runs.csv`` as it finishes, keyed as that script keys its runs (``code_version``: the
+engine's source, the sampler's options, the pool's data), so a rerun resumes at the next run
+and runs of other code are dropped, not reused; the table,
 ``<out>.md``, gives each MSE with a 95% bootstrap interval over the runs and the model's
 MSE over the design's with the paired bootstrap's interval.
 
@@ -42,7 +43,7 @@ from evalcore.session import informative_items
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
-from default_sampler import SAMPLERS, SEED, load  # noqa: E402
+from default_sampler import SAMPLERS, SEED, code_version, current_runs, load  # noqa: E402
 
 OUT = HERE / "results" / "model_estimate.csv"
 POOLS = ["rare_calibrated (prob)", "over_confident (prob)", "sharp_calibrated (prob)"]
@@ -103,22 +104,31 @@ def combined(runs: pd.DataFrame, name: str) -> np.ndarray:
 
 
 def runs_for(pool_name: str, name: str, repeats: int, path: Path) -> pd.DataFrame:
-    """Runs 0 .. ``repeats`` - 1, those stored in ``path`` reused, the others run and
-    appended as each finishes."""
-    stored = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=RUN_COLUMNS)
+    """Runs 0 .. ``repeats`` - 1, those stored in ``path`` by the same code on the same pool
+    reused, the others run and appended as each finishes."""
+    pool = load(pool_name)
+    code = code_version(name, pool)
+    stored = current_runs(read(path), pool_name, name, code, path)
     mine = (stored.pool == pool_name) & (stored.sampler == name)
     missing = [i for i in range(repeats) if i not in set(stored.run[mine])]
     if missing:
-        pool = load(pool_name)
         measure = ec.get_measure("f1", pool.n_classes)
         truth = float(measure.g(ec.true_risk(pool, measure))[0])
         for index in missing:
             rows = pd.DataFrame(one_run(pool, pool_name, name, index, truth), columns=RUN_COLUMNS)
+            rows.insert(2, "code", code)
             rows.to_csv(path, mode="a", header=not path.exists(), index=False)
             print(f"# {pool_name} {name} run {index}", flush=True)
-        stored = pd.read_csv(path)
+        stored = read(path)
     mine = (stored.pool == pool_name) & (stored.sampler == name) & (stored.run < repeats)
     return stored[mine].sort_values(["run", "n_labels"])
+
+
+def read(path: Path) -> pd.DataFrame:
+    """The stored runs, each with the ``code`` that made it."""
+    if not path.exists():
+        return pd.DataFrame(columns=[*RUN_COLUMNS[:2], "code", *RUN_COLUMNS[2:]])
+    return pd.read_csv(path, dtype={"code": str})
 
 
 def rows_for(runs: pd.DataFrame) -> list[dict]:

@@ -249,6 +249,33 @@ def test_the_familys_ratio_interval_resamples_realisations_and_takes_the_best_pe
     assert (low, high) == pytest.approx((0.5, 1.0))
 
 
+def test_the_model_estimates_runs_of_other_code_are_dropped_not_reused(small, monkeypatch):
+    """Regression: ``model_estimate.py`` reused whatever runs its file held, whatever engine
+    had made them; they are now keyed as ``default_sampler.py`` keys its runs."""
+    import model_estimate
+
+    monkeypatch.setattr(model_estimate, "CHECKPOINTS", CHECKPOINTS)
+    pool, path = small
+    monkeypatch.setattr(model_estimate, "load", lambda name: pool)
+    first = model_estimate.runs_for("small", "is", 2, path)
+    assert set(first.code) == {default_sampler.code_version("is", pool)}
+    computed = []
+    one_run = model_estimate.one_run
+
+    def counted(pool, pool_name, name, index, truth):
+        computed.append(index)
+        return one_run(pool, pool_name, name, index, truth)
+
+    monkeypatch.setattr(model_estimate, "one_run", counted)
+    again = model_estimate.runs_for("small", "is", 2, path)
+    assert computed == []
+    pd.testing.assert_frame_equal(again, first)
+    monkeypatch.setattr(model_estimate, "code_version", lambda name, pool: "other")
+    model_estimate.runs_for("small", "is", 2, path)
+    assert computed == [0, 1]
+    assert set(pd.read_csv(path, dtype={"code": str}).code) == {"other"}
+
+
 def test_the_worst_runs_share_and_the_others_mse_by_hand(tmp_path):
     """``error_tails.py``: squared errors 0.01, 0.04, 0.09 (and a run whose estimate is not
     defined, left out as the MSE leaves it) give MSE 0.14 / 3, median 0.04, the worst run's
