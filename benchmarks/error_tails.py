@@ -7,7 +7,7 @@ each pool, budget and sampler of a runs file written by ``default_sampler.py`` (
 ``--worst`` runs with the largest errors (5 by default) and the mean squared error of the
 other runs; and the default's (``ais``) over the best baseline's by each of the three, the
 baseline being the one with the least MSE. Nothing is run; the table is written beside the
-runs file as ``<runs>_tails.md``.
+runs file as ``<runs>_worst<k>.md``, k the ``--worst``.
 
     python benchmarks/error_tails.py [--runs benchmarks/results/default_sampler_500runs_runs.csv]
         [--worst 5]
@@ -80,7 +80,7 @@ def write_markdown(table: pd.DataFrame, runs_path: Path, worst: int) -> Path:
                 + " | ".join(cells)
                 + " |"
             )
-    path = runs_path.with_name(runs_path.stem + "_tails.md")
+    path = runs_path.with_name(f"{runs_path.stem}_worst{worst}.md")
     path.write_text("\n".join(lines) + "\n")
     return path
 

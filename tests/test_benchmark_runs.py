@@ -300,7 +300,7 @@ def test_the_worst_runs_share_and_the_others_mse_by_hand(tmp_path):
     assert table.loc["ais", "others"] == pytest.approx(0.025)
     assert table.loc["is", "others"] == pytest.approx(0.01)
     path = error_tails.write_markdown(table.reset_index(), tmp_path / "x_runs.csv", worst=1)
-    assert path.name == "x_runs_tails.md"
+    assert path.name == "x_runs_worst1.md"
     (line,) = [
         line for line in path.read_text().splitlines() if line.startswith("| p | 20 | ais |")
     ]
