@@ -309,3 +309,9 @@ def test_the_worst_runs_share_and_the_others_mse_by_hand(tmp_path):
         f"| p | 20 | ais | 3 | 4.67e-02 (x{ratios[0]:.2f} of is) | 4.00e-02 (x{ratios[1]:.2f}) "
         f"| 0.64 | 2.50e-02 (x{ratios[2]:.2f}) |"
     )
+
+    # a family's realisations pooled: "p #1" and "p #2" hold the ais runs above between them
+    split = runs.assign(pool=np.where(runs.run < 2, "p #1", "p #2"))
+    pooled = error_tails.tails(split, worst=1, family=True).set_index("sampler")
+    pd.testing.assert_frame_equal(pooled, table)
+    assert set(error_tails.tails(split, worst=1).pool) == {"p #1", "p #2"}
