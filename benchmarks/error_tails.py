@@ -66,18 +66,18 @@ def write_markdown(table: pd.DataFrame, runs_path: Path, worst: int, family: boo
         f"--worst {worst}{option}` from the stored runs (the script's docstring says what "
         f"each column is). `worst {worst}`: the share of the MSE in the {worst} runs with "
         f"the largest squared errors; `others`: the mean squared error of the rest. Beside "
-        "the default "
-        "(`ais`), its figure over the best baseline's (the baseline with the least MSE).",
+        "the default (`ais`), its figure over the best baseline's (the baseline with the "
+        "least MSE).",
         "",
         f"| pool | labels | sampler | runs | MSE | median squared error | worst {worst} | others |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for (_, _), at in table.groupby(["pool", "n_labels"], sort=False):
+    for _, at in table.groupby(["pool", "n_labels"], sort=False):
         baselines = at[at.sampler.isin(BASELINES)]
         best = baselines.loc[baselines.mse.idxmin()] if len(baselines) else None
         for row in at.itertuples():
-            cells = [f"{row.mse:.2e}", f"{row.median:.2e}", f"{row.worst_share:.2f}"]
-            cells.append(f"{row.others:.2e}")
+            cells = [f"{row.mse:.2e}", f"{row.median:.2e}"]
+            cells += [f"{row.worst_share:.2f}", f"{row.others:.2e}"]
             if row.sampler == "ais" and best is not None:
                 cells[0] += f" (x{row.mse / best.mse:.2f} of {best.sampler})"
                 cells[1] += f" (x{row.median / best['median']:.2f})"
