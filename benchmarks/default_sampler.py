@@ -55,6 +55,9 @@ Samplers:
 * ``ais-deep``: the default with the depth-8 binary tree in the mixture in place of the
   one-level one, at the same fixed share (``flat_tree=False``), a candidate (2026-11-28,
   stop 57; screened by exact_variance.py);
+* ``ais-root``: the default with Prop. 4's form for a stochastic oracle mixed into the
+  item-level component at a share chosen by the answers (``root_component``), a candidate
+  (2026-11-29, stop 62);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -110,6 +113,7 @@ MAP = {"integrate_offsets": "none", **PRIOR_SD}
 ADAPTIVE = {"flat_tree": False, "block_share": None, **MAP}
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
+    "ais-root": ("ais", {"root_component": True}),
     "ais-prior-sd": ("ais", PRIOR_SD),
     "ais-map": ("ais", MAP),
     "ais-adaptive": ("ais", ADAPTIVE),

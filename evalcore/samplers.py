@@ -25,6 +25,7 @@ from .strata import Partition, compact_codes, group_order, partition_pool
 # x loss components: a handful of codes (F1's predicted classes) pays; a PR curve's 1,025
 # score bins would need more answers than a session has and gigabytes per estimate.
 MAX_CONTROL_CODES = 16
+ROOT_GRID = 11  # values of mu tried by ``AISSampler._root_mu``
 
 __all__ = [
     "Proposal",
@@ -733,7 +734,10 @@ class AISSampler(ImportanceSampler):
     (``ItemLevelModel``; measured, not the default). ``warm_start`` (default True since
     2026-11-28) starts each fit of the item-level model from its MAP on the answers before
     the last one (``ItemLevelModel``): the same MAPs in fewer Newton steps; AIS sessions
-    saved before replay with fits from the identity.
+    saved before replay with fits from the identity. ``root_component`` (default False; the
+    mixture at a fixed ``block_share`` only) mixes into the item-level component Prop. 4's
+    form for a stochastic oracle, which minimises the next term's variance as the model
+    expects it, at a share chosen by the answers (``_with_root_values``; README, issue 13).
     """
 
     separate_labelled = True
@@ -767,8 +771,10 @@ class AISSampler(ImportanceSampler):
         unanswered_sd="prior",
         weight_at_block_sd=False,
         warm_start=True,
+        root_component=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
+        self.root_component = root_component
         self.bound_find_effect = bound_find_effect
         self.control_variate = control_variate and self.n_codes_ <= MAX_CONTROL_CODES
         if not 0 <= defensive < 1:
@@ -882,6 +888,8 @@ class AISSampler(ImportanceSampler):
         responses = [self.cell_response(m) for m in ("item", "block")]
         self.prediction_response_ = responses[0]
         item, block = (self._values_under(response) for response in responses)
+        if self.root_component and self.block_share is not None:
+            item = self._with_root_values(item, block, responses[0])
         self.block_share_ = self.block_share
         if self.block_share is None:
             self.block_share_ = self._block_share(item, block)
@@ -892,6 +900,56 @@ class AISSampler(ImportanceSampler):
         cells = (1 - share) * item[0] / item[2] + share * block[0] / block[2]
         self._labelled = (1 - share) * item[1] / item[2] + share * block[1] / block[2]
         return cells
+
+    def _with_root_values(self, item, block, response):
+        """The item-level component's ``_values_under`` as a mixture of Prop. 4's two forms:
+        (1 - mu) of the deterministic oracle's values, sum_y pi(y|x) ||Dg l(x, y)||, and mu of
+        the stochastic oracle's, sqrt(sum_y pi(y|x) ||Dg l(x, y)||^2) (``_optimal_values``),
+        each normalised, on the first's scale (which ``_with_floored_cells``' floor is on).
+        Labelled items, whose answers are known, have the same value in both.
+
+        Why: where pi is the law of the labels, E_pi[sum_x u(x)^2 / q(x)], the next Des Raj
+        term's second moment, u = Dg(R) l(x, y(x)), is least at the root form (Cauchy-Schwarz);
+        the linear form gives an item of small pi a smaller share still, a bet that the
+        items the model doubts hold fewer answers with a loss than it expects. Which pays is
+        the pool's (README, issue 13), so mu is chosen by the answers: the value on a grid
+        of 11 in [0, 1] whose next term's second moment, estimated from the labelled items
+        as ``share_moments``' "next_term" does, is least (mixture weights chosen by the
+        estimated variance: He & Owen 2014). mu = 0 until an answer has a loss, and there
+        the values are the linear form's to the bit. Every mu keeps Theorem 1's floor: both
+        forms have it, and the tree's share is unchanged."""
+        cells, labelled, total, sq_norm, risk = item
+        root = _optimal_values(
+            sq_norm[self.cell_code_],
+            self._nonzero[self.cell_code_],
+            response,
+            self.epsilon_t,
+            False,
+        )
+        root_total = float(root @ self.cell_unlabelled_ + labelled.sum())
+        mu = self.root_mu_ = self._root_mu(cells / total, root / root_total, sq_norm, block)
+        scale = total / root_total
+        mixed_cells = (1 - mu) * cells + mu * scale * root
+        mixed_labelled = (1 - mu) * labelled + mu * scale * labelled
+        return mixed_cells, mixed_labelled, total, sq_norm, risk
+
+    def _root_mu(self, linear, root, sq_norm, block) -> float:
+        """mu of ``_with_root_values``: ``linear`` and ``root`` the two forms' normalised values
+        per item of each cell, ``block`` the tree's ``_values_under``."""
+        if not self._labelled_items:
+            return 0.0
+        items, first_weight, labelled_share = self.first_draws()
+        losses = sq_norm[self.codes_[items], self.labels_[items]]
+        terms = first_weight * (1 - labelled_share) * losses
+        matters = terms > 0
+        if not matters.any():
+            return 0.0
+        grid = np.linspace(0, 1, ROOT_GRID)[:, None]
+        share = self.block_share
+        mixed = (1 - share) * ((1 - grid) * linear + grid * root) + share * block[0] / block[2]
+        restricted = mixed / (mixed @ self.cell_unlabelled_)[:, None]
+        moments = (terms[matters] / restricted[:, self.cell_of_[items[matters]]]).sum(axis=1)
+        return float(grid[np.argmin(moments), 0])
 
     def find_reach(self, R: np.ndarray, sq_norm: np.ndarray) -> np.ndarray:
         """Per code c: max over classes y of |Dg(R) l(c, y)| / room(c, y), where room is
