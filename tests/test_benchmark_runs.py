@@ -315,3 +315,28 @@ def test_the_worst_runs_share_and_the_others_mse_by_hand(tmp_path):
     pooled = error_tails.tails(split, worst=1, family=True).set_index("sampler")
     pd.testing.assert_frame_equal(pooled, table)
     assert set(error_tails.tails(split, worst=1).pool) == {"p #1", "p #2"}
+
+
+def test_proposal_forms_next_term_variance_is_the_des_raj_terms_variance_by_enumeration():
+    """``proposal_forms.next_term_variance`` against the law of the next Des Raj term,
+    projected on Dg(R) at the truth, enumerated item by item: z(x) = (S + u(x) / q'(x)) / N
+    with probability q'(x) over the unlabelled items."""
+    import proposal_forms
+
+    pool = synthetic_pool(n=400, positive_rate=0.1, seed=3)
+    measure = ec.get_measure("f1")
+    truth = ec.true_risk(pool, measure)
+    u = measure.loss(measure.codes(pool), pool.y_true) @ measure.dense_jacobian(truth)[0]
+    sampler = ec.make_sampler("ais", pool, measure, 4, depth=3)
+    while sampler.n_labels < 30:
+        sampler.record(pool.y_true[sampler.propose().item])
+    unlabelled = sampler.labels_ < 0
+    q = sampler.pmf()[unlabelled]
+    q = q / q.sum()
+    z = (u[~unlabelled].sum() + u[unlabelled] / q) / pool.n_pool
+    mean = q @ z
+    assert mean == pytest.approx(0.0, abs=1e-12)  # F1 is homogeneous of degree 0
+    expected = q @ (z - mean) ** 2
+    got = proposal_forms.next_term_variance(u, unlabelled, sampler.pmf())
+    assert got == pytest.approx(expected, rel=1e-9)
+    assert got > 0
