@@ -140,6 +140,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
+CANDIDATES += ("ais-root",)
 CHECKPOINTS = (500, 1000, 2000)
 SEED = 2021
 RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]
@@ -449,7 +450,8 @@ def write_markdown(path: Path = OUT) -> None:
         "the item-level model's predictions as control variates (README, departures from the",
         "papers); `ais-plain` is `ais-adaptive`'s draws without them (the control variates do",
         "not change the draws, a test checks it). The other candidates were measured without",
-        "them.",
+        "them. `ais-root` (2026-11-29, a candidate) is the default with Prop. 4's root form",
+        "mixed into its item-level component at a share the answers choose (`root_component`).",
         "",
     ]
     runs = read_runs(runs_path(path))
