@@ -73,6 +73,8 @@ VARIANTS = {
     "ais-split-w": ("ais", {"weight_at_block_sd": True}),
     "ais-share2": ("ais", {"block_share": 0.2}),
     "ais-share05": ("ais", {"block_share": 0.05}),
+    # a candidate (2026-11-29): Prop. 4's root form mixed in at a share the answers choose
+    "ais-root": ("ais", {"root_component": True}),
 }
 CHECKPOINTS = (200, 500, 1000, 2000)
 EARLY = (20, 50, 100, 150)
@@ -104,7 +106,7 @@ EARLIER = {  # a row's construction without "+rb": what its note says
 }
 # the default AIS and the variants of it in VARIANTS, which estimate as it does
 DEFAULT_AIS_VARIANTS = {"ais", "ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w"}
-DEFAULT_AIS_VARIANTS |= {"ais-share2", "ais-share05"}
+DEFAULT_AIS_VARIANTS |= {"ais-share2", "ais-share05", "ais-root"}
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
 REPEATS_BY_EXPECTATION = {"passive", "is", "ais-1", "ais-block", *DEFAULT_AIS_VARIANTS}
@@ -425,8 +427,9 @@ def write_markdown(
         "everywhere, and `ais-map` the default before 2026-11-27, the item-level model at its "
         "MAP; `ais-eb` and `ais-eb1` candidates, the block intercepts' sd fitted for both "
         "maps and for the recalibrated map alone, in every block, `ais-split-w` the "
-        "default with the maps weighed at the prior's sd, and `ais-share2` and `ais-share05` "
-        "the default with the tree's share of the proposal at 0.2 and 0.05); "
+        "default with the maps weighed at the prior's sd, `ais-share2` and `ais-share05` "
+        "the default with the tree's share of the proposal at 0.2 and 0.05, and `ais-root` "
+        "the default with Prop. 4's root form mixed in at a share the answers choose); "
         "`ais-block` and `bernoulli-block` use seed 003's block-level model alone, the "
         "defaults before. Intervals are the hull of the design's and the oracle model's "
         "(`evalcore.intervals`); rows noted as measured before the hull are the design's "
