@@ -64,20 +64,22 @@ def next_term_variance(u: np.ndarray, unlabelled: np.ndarray, q: np.ndarray) -> 
 
 def forms(sampler):
     """Per item: the linear and root forms of the item-level component, each normalised over
-    the pool with the labelled items at their answers' values, and the tree's component."""
+    the pool with the labelled items at their answers' values (``_values_under`` gives the
+    linear one), and the tree's component; and the mu the answers would choose."""
     response = [sampler.cell_response(m) for m in ("item", "block")]
     item, block = (sampler._values_under(r) for r in response)
-    sq_norm = item[3][sampler.cell_code_]
-    nonzero = sampler._nonzero[sampler.cell_code_]
-    shapes = []
-    for deterministic in (True, False):
-        values = samplers._optimal_values(
-            sq_norm, nonzero, response[0], sampler.epsilon_t, deterministic
-        )
-        shapes.append(values / (values @ sampler.cell_unlabelled_ + item[1].sum()))
-    linear, root = (v[sampler.cell_of_] for v in shapes)
-    mu = sampler._root_mu(shapes[0], shapes[1], item[3], block)
-    return linear, root, (block[0] / block[2])[sampler.cell_of_], mu
+    linear = item[0] / item[2]
+    root = samplers._optimal_values(
+        item[3][sampler.cell_code_],
+        sampler._nonzero[sampler.cell_code_],
+        response[0],
+        sampler.epsilon_t,
+        False,
+    )
+    root = root / (root @ sampler.cell_unlabelled_ + item[1].sum())
+    mu = sampler._root_mu(linear, root, item[3], block)
+    cells = sampler.cell_of_
+    return linear[cells], root[cells], (block[0] / block[2])[cells], mu
 
 
 def true_root(pool_name, pool, measure, truth) -> np.ndarray | None:
