@@ -734,10 +734,12 @@ class AISSampler(ImportanceSampler):
     (``ItemLevelModel``; measured, not the default). ``warm_start`` (default True since
     2026-11-28) starts each fit of the item-level model from its MAP on the answers before
     the last one (``ItemLevelModel``): the same MAPs in fewer Newton steps; AIS sessions
-    saved before replay with fits from the identity. ``root_component`` (default False; the
-    mixture at a fixed ``block_share`` only) mixes into the item-level component Prop. 4's
-    form for a stochastic oracle, which minimises the next term's variance as the model
-    expects it, at a share chosen by the answers (``_with_root_values``; README, issue 13).
+    saved before replay with fits from the identity. ``root_component`` (default True since
+    2026-11-29; the mixture at a fixed ``block_share`` only) mixes into the item-level
+    component Prop. 4's form for a stochastic oracle, which minimises the next term's
+    variance as the model expects it, at a share chosen by the answers
+    (``_with_root_values``; README, issue 13). False keeps Prop. 4's deterministic form
+    alone, the default before (AIS sessions saved before replay that way).
     """
 
     separate_labelled = True
@@ -771,7 +773,7 @@ class AISSampler(ImportanceSampler):
         unanswered_sd="prior",
         weight_at_block_sd=False,
         warm_start=True,
-        root_component=False,
+        root_component=True,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.root_component = root_component
@@ -947,7 +949,10 @@ class AISSampler(ImportanceSampler):
         grid = np.linspace(0, 1, ROOT_GRID)[:, None]
         share = self.block_share
         mixed = (1 - share) * ((1 - grid) * linear + grid * root) + share * block[0] / block[2]
-        restricted = mixed / (mixed @ self.cell_unlabelled_)[:, None]
+        unlabelled_mass = mixed @ self.cell_unlabelled_
+        if not np.all(unlabelled_mass > 0):  # every item that can move the measure is labelled
+            return 0.0
+        restricted = mixed / unlabelled_mass[:, None]
         moments = (terms[matters] / restricted[:, self.cell_of_[items[matters]]]).sum(axis=1)
         return float(grid[np.argmin(moments), 0])
 

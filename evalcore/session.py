@@ -83,6 +83,7 @@ _LATER_OPTIONS = {
         "fit_block_sd": ("recalibrated", "none"),
         "unanswered_sd": ("prior", "fitted"),
         "warm_start": (True, False),
+        "root_component": (True, False),
     },
     "ais-1": {"batch_repeats": (True, False)},
     "bernoulli": {"oracle_model": ("mixture", "block"), "model_averaging": (True, False)},
@@ -98,10 +99,11 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     fixed replay with the share chosen after every answer on the tree of ``depth`` levels,
     AIS sessions saved before ``bound_find_effect`` with Prop. 4's values everywhere, AIS
     sessions saved before ``integrate_offsets`` with the item-level model at its MAP, AIS
-    sessions saved before ``fit_block_sd`` with its block intercepts' sd at ``block_sd``, and
+    sessions saved before ``fit_block_sd`` with its block intercepts' sd at ``block_sd``,
     AIS sessions saved before ``warm_start`` with the item-level model fitted from the
-    identity after every answer. Regression sessions (``pool`` a ``RegressionPool``) came
-    later than all of these."""
+    identity after every answer, and AIS sessions saved before ``root_component`` with Prop.
+    4's deterministic form alone in the item-level component. Regression sessions (``pool``
+    a ``RegressionPool``) came later than all of these."""
     if isinstance(pool, RegressionPool):
         return dict(options)
     later = _LATER_OPTIONS.get(sampler_name, {})

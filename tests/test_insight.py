@@ -160,6 +160,7 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "fit_block_sd": "recalibrated",
         "unanswered_sd": "prior",
         "warm_start": True,
+        "root_component": True,
     }
     assert report["labels_used"] == 60
     (component,) = report["components"]

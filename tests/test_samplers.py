@@ -265,13 +265,21 @@ def test_the_default_ais_proposal_mixes_the_item_and_block_proposals(options):
     probability that the classifier needs recalibrating; the weights are at most 10 times
     the item-level proposal's), and a multi-class pool falls back to the block-level model.
     (Without ``bound_find_effect``, which changes the item-level component where a find
-    would saturate: tested below.)"""
+    would saturate, and with the item-level component's linear form alone, as the
+    item-level sampler has it: ``root_component`` mixes in the root form, tested below.)"""
     pool = synthetic_pool(n=300, positive_rate=0.1, seed=5)
     measure = ec.get_measure("f1")
     tree = {"depth": 4} if options else {"depth": 1, "branching": 16}
     samplers = {
         "mixture": ec.make_sampler(
-            "ais", pool, measure, 0, depth=4, bound_find_effect=False, **options
+            "ais",
+            pool,
+            measure,
+            0,
+            depth=4,
+            bound_find_effect=False,
+            root_component=False,
+            **options,
         ),
         "item": ec.make_sampler("ais", pool, measure, 0, depth=4, oracle_model="item"),
         "block": ec.make_sampler("ais", pool, measure, 0, oracle_model="block", **tree),
@@ -477,6 +485,7 @@ def test_the_floored_cells_are_saturated_and_stay_calm_on_the_trees_share():
     sampler.pmf_of(np.arange(1))
     response = [sampler.cell_response(m) for m in ("item", "block")]
     item, block = (sampler._values_under(r) for r in response)
+    item = sampler._with_root_values(item, block, response[0])  # the default's forms
     share = sampler.block_share_
     unlabelled = sampler.labels_ < 0
     cell = sampler.cell_of_[unlabelled]
@@ -591,9 +600,10 @@ def test_the_root_form_minimises_the_models_expected_second_moment_of_the_next_t
         assert moment(root) <= moment(other / other.sum())
 
 
-def test_the_root_share_is_zero_until_an_answer_has_a_loss_and_the_proposal_then_the_defaults():
+def test_the_root_share_is_zero_until_an_answer_has_a_loss_and_the_proposal_the_linear_forms():
     """Before any answer with a loss the answers cannot favour either form: mu = 0 and the
-    proposal is the default's to the bit (the same seed, the same answers)."""
+    proposal is Prop. 4's deterministic form's (``root_component=False``, the default before
+    2026-11-29) to the bit (the same seed, the same answers)."""
     pool = synthetic_pool(n=1500, positive_rate=0.05, seed=8)
     measure = ec.get_measure("f1")
     plain, mixed = (
@@ -617,9 +627,7 @@ def test_the_root_share_is_the_grid_value_whose_estimated_next_term_moment_is_le
     now; mu is its argmin, and the proposal is that mixture item by item."""
     pool = synthetic_pool(n=1200, positive_rate=0.4, seed=6, separation=2.0)
     measure = ec.get_measure("f1")
-    sampler = ec.make_sampler(
-        "ais", pool, measure, 2, depth=4, root_component=True, bound_find_effect=False
-    )
+    sampler = ec.make_sampler("ais", pool, measure, 2, depth=4, bound_find_effect=False)
     answer(sampler, pool, 80)
     sampler.pmf()
     (linear, root, tree), _ = _forms_and_tree(sampler)
@@ -646,7 +654,7 @@ def test_the_root_share_is_the_grid_value_whose_estimated_next_term_moment_is_le
 
 
 @pytest.mark.slow
-def test_ais_with_the_root_component_stays_unbiased_and_covers():
+def test_the_default_ais_with_its_root_component_stays_unbiased_and_covers():
     """The share mu is a function of the answers before each draw, so the proposal is still
     predictable and the estimate consistent (Theorem 1). 120 seeded runs to 150 labels on a
     balanced pool where mu leaves 0: the mean F1 estimate within three standard errors (plus
@@ -657,7 +665,7 @@ def test_ais_with_the_root_component_stays_unbiased_and_covers():
     truth = measure.g(ec.true_risk(pool, measure))[0]
     values, hits, shares = [], [], []
     for seed in np.random.SeedSequence(2029).spawn(120):
-        sampler = ec.make_sampler("ais", pool, measure, seed, depth=4, root_component=True)
+        sampler = ec.make_sampler("ais", pool, measure, seed, depth=4)
         answer(sampler, pool, 150)
         estimate = ec.estimate(sampler)
         low, high = estimate.confidence_interval(0.95)

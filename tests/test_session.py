@@ -108,6 +108,7 @@ def test_unknown_sampler_is_refused(pool):
         ("ais", {"integrate_offsets": "none"}),
         ("ais", {"fit_block_sd": "none", "unanswered_sd": "fitted"}),
         ("ais", {"warm_start": False}),
+        ("ais", {"root_component": False}),
         ("bernoulli", {"oracle_model": "block", "model_averaging": False}),
         ("bernoulli", {"model_averaging": False}),
         ("is", {"batch_repeats": False, "separate_labelled": False}),
@@ -133,6 +134,7 @@ def test_a_session_saved_before_later_options_replays_as_it_was_labelled(name, o
     new_defaults.update(separate_labelled=True, block_share=0.1, flat_tree=True)
     new_defaults.update(bound_find_effect=True, integrate_offsets="recalibrated")
     new_defaults.update(fit_block_sd="recalibrated", unanswered_sd="prior", warm_start=True)
+    new_defaults.update(root_component=True)
     assert {option: fresh.options[option] for option in old} == {
         option: new_defaults[option] for option in old
     }
