@@ -1,21 +1,22 @@
-"""Prop. 4's two forms at the default AIS's own stages: the next term's variance under each (F1).
+"""Prop. 4's two forms at the linear AIS's own stages: the next term's variance under each (F1).
 
 Seed 003's Prop. 4 gives the proposal for a deterministic oracle as sum_y pi(y|x) ||Dg l(x,
 y)||, linear in the model's pi, and for a stochastic one as sqrt(sum_y pi(y|x) ||Dg l(x,
 y)||^2). Where pi is the law of the labels, the root form minimises the next term's expected
 second moment (``AISSampler._with_root_values``); the linear form gives an item of small pi a
 smaller share still. Which serves a pool better is a matter of its real labels. Here the
-default AIS labels to each budget with the true labels, and at that state the exact variance
-of the next Des Raj term (``estimators.estimate_is_rao_blackwellised``), with the pool's
-true labels and R the truth,
+AIS with the linear form alone (``root_component=False``, the default before 2026-11-29,
+when this was measured) labels to each budget with the true labels, and at that state the
+exact variance of the next Des Raj term (``estimators.estimate_is_rao_blackwellised``),
+with the pool's true labels and R the truth,
 
     sigma^2(q') = (sum_{x in U} u(x)^2 / q'(x) - S^2) / N^2,    u(x) = Dg(R) l(x, y(x)),
 
 (S the sum of u over the labelled items; ``exact_variance.py`` derives it) is read under:
 
-* ``sampler``: the default's own proposal, restricted to the unlabelled items U;
+* ``sampler``: that AIS's own proposal, restricted to the unlabelled items U;
 * ``mu=0``, ``mu=0.5``, ``mu=1``: the item-level component as (1 - mu) of the linear form
-  and mu of the root form (both from the default's item-level model at that state) mixed
+  and mu of the root form (both from its item-level model at that state) mixed
   with the tree's share of 0.1, as ``root_component`` mixes them, without
   ``bound_find_effect``'s floor (so ``mu=0`` differs from ``sampler`` where that floor acts);
 * ``true root``: the root form with the pool's true probabilities (synthetic pools only):
@@ -104,7 +105,7 @@ def pool_rows(pool_name: str, runs: int, checkpoints) -> pd.DataFrame:
     rows = []
     for index in range(runs):
         seed = np.random.SeedSequence(SEED, spawn_key=(index,))
-        sampler = ec.make_sampler("ais", pool, measure, seed)
+        sampler = ec.make_sampler("ais", pool, measure, seed, root_component=False)
         while sampler.n_labels < max(checkpoints):
             before = sampler.n_labels
             while sampler.n_labels == before:
@@ -134,7 +135,7 @@ def write_markdown(path: Path, command: str) -> None:
     frame = pd.read_csv(path)
     forms = ["sampler", *(f"mu={mix:g}" for mix in MIXES), "true root"]
     lines = [
-        "# Prop. 4's two forms at the default AIS's stages (F1)",
+        "# Prop. 4's two forms at the linear AIS's stages (F1)",
         "",
         f"Made by `python benchmarks/proposal_forms.py {command}` (the script's docstring says "
         "what each column is). The next Des Raj term's exact variance with the true labels, "
