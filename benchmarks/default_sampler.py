@@ -18,8 +18,14 @@ Samplers:
   map's block intercepts integrated out (``integrate_offsets="recalibrated"``, since
   2026-11-27), their sd fitted by empirical Bayes in the blocks with answers and the
   prior's in the others (``fit_block_sd="recalibrated"``, ``unanswered_sd="prior"``, since
-  2026-11-28; its rows were ``ais-split``'s, a candidate, until then); its rows before
-  2026-11-26 were those of ``ais-flat-0.1``, a candidate then;
+  2026-11-28; its rows were ``ais-split``'s, a candidate, until then), and Prop. 4's form
+  for a stochastic oracle mixed into the item-level component at a share chosen by the
+  answers (``root_component``, since 2026-11-29; its rows were ``ais-root``'s, a
+  candidate, until then); its rows before 2026-11-26 were those of ``ais-flat-0.1``, a
+  candidate then;
+* ``ais-linear``: the default before 2026-11-29, Prop. 4's deterministic form alone in the
+  item-level component; its rows were ``ais``'s then, and every candidate below was
+  measured without the root form;
 * ``ais-prior-sd``: the default before 2026-11-28, the block intercepts' sd at the
   prior's everywhere; its rows were ``ais``'s then;
 * ``ais-map``: the default before 2026-11-27, the item-level model read at its MAP
@@ -55,9 +61,6 @@ Samplers:
 * ``ais-deep``: the default with the depth-8 binary tree in the mixture in place of the
   one-level one, at the same fixed share (``flat_tree=False``), a candidate (2026-11-28,
   stop 57; screened by exact_variance.py);
-* ``ais-root``: the default with Prop. 4's form for a stochastic oracle mixed into the
-  item-level component at a share chosen by the answers (``root_component``), a candidate
-  (2026-11-29, stop 62);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -108,12 +111,14 @@ POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k", "rare_calibrated (prob)"]
 # every answer (AISSampler._block_share); the candidates below measured against it keep it
 # and every candidate measured before 2026-11-27 read the item-level model at its MAP,
 # and every candidate measured before 2026-11-28 had the block intercepts' sd at the prior's
-PRIOR_SD = {"fit_block_sd": "none", "unanswered_sd": "fitted"}
+# and every candidate measured before 2026-11-29 had Prop. 4's deterministic form alone
+LINEAR = {"root_component": False}
+PRIOR_SD = {"fit_block_sd": "none", "unanswered_sd": "fitted", **LINEAR}
 MAP = {"integrate_offsets": "none", **PRIOR_SD}
 ADAPTIVE = {"flat_tree": False, "block_share": None, **MAP}
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
-    "ais-root": ("ais", {"root_component": True}),
+    "ais-linear": ("ais", LINEAR),
     "ais-prior-sd": ("ais", PRIOR_SD),
     "ais-map": ("ais", MAP),
     "ais-adaptive": ("ais", ADAPTIVE),
@@ -129,8 +134,8 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-offsets": ("ais", {"integrate_offsets": "both", **PRIOR_SD}),
     "ais-eb": ("ais", {**PRIOR_SD, "fit_block_sd": "both"}),
     "ais-eb1": ("ais", {**PRIOR_SD, "fit_block_sd": "recalibrated"}),
-    "ais-split-w": ("ais", {"weight_at_block_sd": True}),
-    "ais-deep": ("ais", {"flat_tree": False}),
+    "ais-split-w": ("ais", {"weight_at_block_sd": True, **LINEAR}),
+    "ais-deep": ("ais", {"flat_tree": False, **LINEAR}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -140,7 +145,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
-CANDIDATES += ("ais-root",)
+CANDIDATES += ("ais-linear",)
 CHECKPOINTS = (500, 1000, 2000)
 SEED = 2021
 RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]
@@ -450,8 +455,10 @@ def write_markdown(path: Path = OUT) -> None:
         "the item-level model's predictions as control variates (README, departures from the",
         "papers); `ais-plain` is `ais-adaptive`'s draws without them (the control variates do",
         "not change the draws, a test checks it). The other candidates were measured without",
-        "them. `ais-root` (2026-11-29, a candidate) is the default with Prop. 4's root form",
-        "mixed into its item-level component at a share the answers choose (`root_component`).",
+        "them. Since 2026-11-29 the default mixes Prop. 4's root form into its item-level",
+        "component at a share the answers choose (`root_component`; `ais-linear` is the",
+        "default before, whose rows were `ais`'s, and the rows of `ais` were `ais-root`'s, a",
+        "candidate, until then); the candidates above were measured without it.",
         "",
     ]
     runs = read_runs(runs_path(path))
