@@ -327,6 +327,47 @@ class ImportanceSampler(SharesFrozenArrays):
             return int(self.cell_items_[start + taken])
         return int(self.cell_items_[start + self.rng_.integers(self.cell_size_[cell])])
 
+    def take(self, item: int) -> Proposal:
+        """Make the pending draw of a new item ``item`` instead of the one proposed: a replay
+        of a log made where floating-point arithmetic differs in its last bits (another
+        processor's BLAS kernels or SIMD loops; README, "What that does to a saved
+        session"), whose
+        proposals, rounded otherwise from the same answers, drew another item. The pending
+        proposal's normalisation and the repeats drawn before it are kept; ``item`` gets its
+        probability under this proposal, q(x) = q(x_drawn) v(x) / v(x_drawn) with v the
+        cells' unnormalised values (what ``propose`` would have given it), so its Des Raj
+        term (seed 003 eq. 1, ``estimators.estimate_is_rao_blackwellised``) is weighted by
+        this machine's proposal, which matches the drawing machine's to its last bits except
+        where a choice made from them (a share on a grid, a floored cell) came out otherwise.
+        Deterministic oracles only; ``item`` must be unlabelled and have mass here."""
+        pending = self._pending
+        if pending is None:
+            raise RuntimeError("`take` needs a pending proposal; call `propose` first.")
+        item = int(item)
+        if not 0 <= item < self.pool.n_pool:
+            raise ValueError(f"item {item} is not in the pool of {self.pool.n_pool} items.")
+        if not self.deterministic or pending.known_label is not None:
+            raise ValueError("only a new item's draw with a deterministic oracle can be taken.")
+        if self.labels_[item] >= 0:
+            raise ValueError(f"item {item} is labelled already.")
+        cell = int(self.cell_of_[item])
+        value = self.cell_value_[cell]
+        if not value > 0:
+            raise ValueError(f"item {item} cannot be drawn: its proposal probability is 0.")
+        q = pending.q * value / self.cell_value_[self.cell_of_[pending.item]]
+        if self.separate_labelled:  # a cell's labelled items lead its permutation
+            start = self.cell_start_[cell]
+            taken = start + int(self.cell_size_[cell] - self.cell_unlabelled_[cell])
+            segment = self.cell_items_[start : start + self.cell_size_[cell]]
+            where = start + int(np.flatnonzero(segment == item)[0])
+            if where != taken:
+                order = np.array(self.cell_items_)  # copies of the sampler keep theirs
+                order[[where, taken]] = order[[taken, where]]
+                self.cell_items_ = frozen(order)
+        self._pending = Proposal(item, q, 1.0 / (self.pool.n_pool * q), None)
+        self._pending_prediction = self._prediction(item)
+        return self._pending
+
     def record(self, label: int) -> None:
         """Store the answer for the pending proposal and update the design."""
         if self._pending is None:

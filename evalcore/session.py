@@ -29,7 +29,14 @@ from .regression import (
     get_regression_measure,
     make_regression_sampler,
 )
-from .samplers import AISSampler, OASISSampler, PassiveSampler, Proposal, StaticISSampler
+from .samplers import (
+    AISSampler,
+    ImportanceSampler,
+    OASISSampler,
+    PassiveSampler,
+    Proposal,
+    StaticISSampler,
+)
 from .strata import fitting_depth
 from .stratified import StratifiedSampler
 
@@ -241,6 +248,7 @@ class Session:
         self._fresh = False  # the sampler is as built from the seed (nothing drawn yet)
         # ``informative_items`` and their count, when ``exhausted`` is first asked
         self._informative: tuple[np.ndarray, int] | None = None
+        self.taken: list[int] = []  # positions of answers ``record`` took on replay
         self._replay(list(self.log))
 
     def _replay(
@@ -262,10 +270,11 @@ class Session:
         self._checkpoints = {n: c for n, c in self._checkpoints.items() if n <= start}
         boundaries = range(CHECKPOINT_EVERY, len(answers) + 1, CHECKPOINT_EVERY)
         wanted = set(boundaries[-_CHECKPOINTS_KEPT:]) if checkpoints else set()
+        self.taken = [position for position in self.taken if position < start]
         for position in range(start, len(answers)):
             item, label = answers[position]
             try:
-                self.record(item, label, checkpoint=position + 1 in wanted)
+                self.record(item, label, checkpoint=position + 1 in wanted, replay=True)
             except (SessionError, ValueError) as error:
                 raise ReplayError(
                     f"answer {position + 1} of {len(answers)} (item {item}, label {label}) "
@@ -297,6 +306,7 @@ class Session:
     def _twin(self, sampler) -> Session:
         twin = copy.copy(self)
         twin.log = list(self.log)
+        twin.taken = list(self.taken)
         twin.sampler = sampler
         twin._checkpoints = dict(self._checkpoints)  # checkpoints are never changed, only replaced
         return twin
@@ -354,20 +364,29 @@ class Session:
                 return proposal
             self.sampler.record(proposal.known_label)
 
-    def record(self, item: int, label: int, checkpoint: bool | None = None) -> None:
+    def record(
+        self, item: int, label: int, checkpoint: bool | None = None, replay: bool = False
+    ) -> None:
         """Record the expert's ``label`` for ``item`` (which must be the proposed item).
 
         ``checkpoint``: keep a copy of the sampler after this answer (default: after every
-        ``CHECKPOINT_EVERY``-th); a replay that will never undo passes False.
+        ``CHECKPOINT_EVERY``-th); a replay that will never undo passes False. ``replay``:
+        the answer comes from the saved log. Where this machine's proposal drew another item
+        than the log's (a log made where arithmetic differs in its last bits), an
+        importance-sampling design takes the logged one (``ImportanceSampler.take``) and its
+        position goes to ``taken``; other designs, and a live answer, must match.
         """
         if checkpoint is None:
             checkpoint = (len(self.log) + 1) % CHECKPOINT_EVERY == 0
         proposal = self.next_item()
         if int(item) != proposal.item:
-            raise SessionError(
-                f"the answer is for item {item} but the sampler proposed item {proposal.item}; "
-                "the log does not belong to this pool, seed or sampler."
-            )
+            if not (replay and isinstance(self.sampler, ImportanceSampler)):
+                raise SessionError(
+                    f"the answer is for item {item} but the sampler proposed item "
+                    f"{proposal.item}; the log does not belong to this pool, seed or sampler."
+                )
+            self.sampler.take(item)
+            self.taken.append(len(self.log))
         answer = checked_value(label) if self.regression else int(label)
         self.sampler.record(answer)
         self.log.append((int(item), answer))

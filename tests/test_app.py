@@ -468,10 +468,11 @@ def test_a_log_that_fails_to_replay_is_explained_and_can_be_cut_back(database):
     session_id = at.query_params["session"]
     import sqlite3
 
-    with sqlite3.connect(database) as db:  # a corrupt log: answer 2 names another item
+    with sqlite3.connect(database) as db:  # a corrupt log: answer 2 names answer 1's item
         db.execute(
-            "UPDATE answers SET item = item + 1 WHERE session_id = ? AND position = 1",
-            (session_id,),
+            "UPDATE answers SET item = (SELECT item FROM answers WHERE session_id = ? AND "
+            "position = 0) WHERE session_id = ? AND position = 1",
+            (session_id, session_id),
         )
     window = second_window(session_id)
     assert "cannot be replayed" in errors(window) and "answer 2 of 3" in errors(window)
@@ -479,6 +480,31 @@ def test_a_log_that_fails_to_replay_is_explained_and_can_be_cut_back(database):
     assert not window.exception
     assert len(ec.Store(database).answers(session_id)) == 1
     assert progress(second_window(session_id)) == "1 of 30 labels"
+
+
+def test_a_log_labelled_on_another_machine_opens_whole_and_says_so(database):
+    """Regression: a log whose proposals this machine rounds otherwise (another processor's
+    arithmetic) offered to delete every answer from the first item drawn otherwise."""
+    at = started("ais", budget=30)
+    for _ in range(3):
+        answer_button(at, 0).click().run()
+    session_id = at.query_params["session"]
+    record = ec.Store(database).session_record(session_id)
+    pool, _ = ec.Store(database).load_pool(record.pool_key)
+    logged = {item for item, _ in ec.Store(database).answers(session_id)}
+    elsewhere = next(item for item in np.flatnonzero(pool.y_pred == 1) if int(item) not in logged)
+    import sqlite3
+
+    with sqlite3.connect(database) as db:  # answer 2 for an item this machine did not draw
+        db.execute(
+            "UPDATE answers SET item = ? WHERE session_id = ? AND position = 1",
+            (int(elsewhere), session_id),
+        )
+    window = second_window(session_id)
+    assert not window.exception and not errors(window)
+    assert any("from answer 2 on" in info.value for info in window.info)
+    assert progress(window) == "3 of 30 labels"
+    assert len(ec.Store(database).answers(session_id)) == 3
 
 
 def test_the_app_is_open_without_secrets():

@@ -75,6 +75,72 @@ def test_an_answer_for_another_item_is_refused(pool):
     assert session.log == []
 
 
+def drawn_elsewhere(session, pool, at):
+    """``session``'s log with answer ``at`` given to an item this machine did not draw
+    there, as a machine whose arithmetic rounds the proposal otherwise may have drawn it
+    (a predicted positive not in the log: F1 gives it mass under every design)."""
+    logged = {item for item, _ in session.log}
+    other = next(int(i) for i in np.flatnonzero(pool.y_pred == 1) if int(i) not in logged)
+    log = list(session.log)
+    log[at] = (other, int(pool.y_true[other]))
+    return log
+
+
+@pytest.mark.parametrize("name", ["ais", "ais-1", "is", "oasis", "passive"])
+def test_a_replay_takes_the_logged_item_where_this_machine_draws_another(name, pool):
+    """Regression: a session labelled on another processor (another BLAS kernel: README,
+    "What that does to a saved session") stopped replaying at the first item this machine
+    drew otherwise, and the app offered to delete every answer from there."""
+    options = {"depth": 4} if name == "ais" else {}
+    session = ec.Session(pool, "f1", name, seed=4, budget=80, options=options)
+    label_n(session, pool, 40)
+    log = drawn_elsewhere(session, pool, 20)
+    replayed = ec.Session(pool, "f1", name, seed=4, budget=80, options=options, log=log)
+    assert replayed.log == log
+    assert replayed.taken[0] == 20  # the answers before it replay as drawn
+    items, _, _ = replayed.sampler.first_draws()
+    assert items.tolist() == [item for item, _ in log]
+    assert np.isfinite(replayed.estimate().value).all()
+    proposed = replayed.next_item().item  # and it labels on, live answers as proposed
+    assert proposed not in items
+    with pytest.raises(ec.SessionError, match="proposed item"):
+        replayed.record(next(i for i in range(pool.n_pool) if i not in (proposed, *items)), 0)
+
+
+def test_a_log_that_names_an_item_twice_still_fails_to_replay(pool):
+    session = ec.Session(pool, "f1", "ais", seed=4, options={"depth": 4})
+    label_n(session, pool, 10)
+    log = list(session.log)
+    log[5] = log[2]
+    with pytest.raises(ec.ReplayError, match="labelled already") as failed:
+        ec.Session(pool, "f1", "ais", seed=4, options={"depth": 4}, log=log)
+    assert failed.value.position == 5
+
+
+def test_a_taken_item_gets_its_probability_and_leaves_its_cell_as_a_drawn_one_does(pool):
+    sampler = ec.make_sampler("ais", pool, ec.get_measure("f1"), 3, depth=4)
+    for _ in range(15):
+        sampler.record(pool.y_true[sampler.propose().item])
+    drawn = sampler.propose().item
+    cell = sampler.cell_of_[drawn]
+    same_cell = np.flatnonzero((sampler.cell_of_ == cell) & (sampler.labels_ < 0))
+    other = int(same_cell[same_cell != drawn][-1])  # behind the drawn one in the cell's order
+    q = float(sampler.pmf_of([other])[0])
+    taken = sampler.take(other)
+    assert taken.item == other and taken.q == pytest.approx(q, rel=1e-12)
+    assert taken.weight == pytest.approx(1 / (pool.n_pool * q), rel=1e-12)
+    sampler.record(pool.y_true[other])
+    for _ in range(60):
+        sampler.record(pool.y_true[sampler.propose().item])
+    items, _, _ = sampler.first_draws()
+    assert len(set(items.tolist())) == len(items) and items[15] == other
+    for c in range(len(sampler.cell_size_)):  # each cell's labelled items lead its order
+        start, size = sampler.cell_start_[c], sampler.cell_size_[c]
+        head = sampler.cell_items_[start : start + size - int(sampler.cell_unlabelled_[c])]
+        labelled = np.flatnonzero((sampler.cell_of_ == c) & (sampler.labels_ >= 0))
+        assert sorted(head.tolist()) == labelled.tolist()
+
+
 def test_budget_counts_distinct_labels_and_reused_answers_are_not_logged():
     small = synthetic_pool(n=40, positive_rate=0.3, seed=2)
     session = ec.Session(small, "f1", "passive", seed=0, budget=25)

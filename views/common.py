@@ -262,6 +262,16 @@ def open_session(session_id: str) -> tuple[ec.Session, ec.store.SessionRecord] |
     except ec.ReplayError as error:
         offer_repair(session_id, error)
         return None
+    if session.taken:
+        st.info(
+            plain(
+                "This session was labelled on a machine whose arithmetic differs slightly "
+                f"from this server's: from answer {session.taken[0] + 1} on, this server "
+                f"would have shown other items. All {len(saved)} answers are kept; "
+                f"{len(session.taken)} of them are weighted by this server's sampling "
+                "probabilities, so the estimate may differ slightly from the one shown there."
+            )
+        )
     st.session_state.open_session = (session_id, session)
     return session, record
 
