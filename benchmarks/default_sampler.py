@@ -459,6 +459,10 @@ def write_markdown(path: Path = OUT) -> None:
         "component at a share the answers choose (`root_component`; `ais-linear` is the",
         "default before, whose rows were `ais`'s, and the rows of `ais` were `ais-root`'s, a",
         "candidate, until then); the candidates above were measured without it.",
+        "Runs are not bit for bit across processors (OpenBLAS's kernels, numpy's SIMD",
+        'loops; README, "Both switches together"): in the 500-run file every sampler\'s runs',
+        "on a pool come from one class, AVX2 on abt-buy (prob), rare_calibrated,",
+        "over_confident and tweets100k, AVX-512 on abt-buy and sharp_calibrated (stop 64).",
         "",
     ]
     runs = read_runs(runs_path(path))
