@@ -330,16 +330,16 @@ class ImportanceSampler(SharesFrozenArrays):
     def take(self, item: int) -> Proposal:
         """Make the pending draw of a new item ``item`` instead of the one proposed: a replay
         of a log made where floating-point arithmetic differs in its last bits (another
-        processor's BLAS kernels or SIMD loops; README, "What that does to a saved
-        session"), whose
-        proposals, rounded otherwise from the same answers, drew another item. The pending
-        proposal's normalisation and the repeats drawn before it are kept; ``item`` gets its
-        probability under this proposal, q(x) = q(x_drawn) v(x) / v(x_drawn) with v the
-        cells' unnormalised values (what ``propose`` would have given it), so its Des Raj
-        term (seed 003 eq. 1, ``estimators.estimate_is_rao_blackwellised``) is weighted by
-        this machine's proposal, which matches the drawing machine's to its last bits except
-        where a choice made from them (a share on a grid, a floored cell) came out otherwise.
-        Deterministic oracles only; ``item`` must be unlabelled and have mass here."""
+        processor's BLAS kernels or SIMD loops; README, "What that did to a saved session"),
+        whose proposals, rounded otherwise from the same answers, drew another item. The
+        pending proposal's normalisation and the repeats drawn before it are kept; ``item``
+        gets its probability under this proposal, q(x) = q(x_drawn) v(x) / v(x_drawn) with
+        v the cells' unnormalised values (what ``propose`` would have given it), so its Des
+        Raj term (seed 003 eq. 1, ``estimators.estimate_is_rao_blackwellised``) is weighted
+        by this machine's proposal, which matches the drawing machine's to its last bits
+        except where a choice made from them (a share on a grid, a floored cell) came out
+        otherwise. Deterministic oracles only; ``item`` must be unlabelled and have mass
+        here."""
         pending = self._pending
         if pending is None:
             raise RuntimeError("`take` needs a pending proposal; call `propose` first.")

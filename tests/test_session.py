@@ -89,7 +89,7 @@ def drawn_elsewhere(session, pool, at):
 @pytest.mark.parametrize("name", ["ais", "ais-1", "is", "oasis", "passive"])
 def test_a_replay_takes_the_logged_item_where_this_machine_draws_another(name, pool):
     """Regression: a session labelled on another processor (another BLAS kernel: README,
-    "What that does to a saved session") stopped replaying at the first item this machine
+    "What that did to a saved session") stopped replaying at the first item this machine
     drew otherwise, and the app offered to delete every answer from there."""
     options = {"depth": 4} if name == "ais" else {}
     session = ec.Session(pool, "f1", name, seed=4, budget=80, options=options)
