@@ -751,7 +751,9 @@ def estimate(
     what the oracle model adds for the items the design has not seen (not for the
     difference estimator, whose residual variance the model does not describe).
     """
-    if measure is None or measure is sampler.measure:
+    if measure is None or _same_measure(measure, sampler.measure):
+        # the design's own measure, however it was looked up: its stage weights and control
+        # variates are kept for it alone (``stage_weights``, ``model_control``)
         measure, codes = sampler.measure, sampler.codes_
     else:
         measure.check_pool(sampler.pool)
@@ -807,6 +809,12 @@ def estimate(
     else:
         raise TypeError(f"cannot estimate from a {type(sampler).__name__}.")
     return _with_model(design, sampler, measure, codes, model_variance and not difference)
+
+
+def _same_measure(measure: Measure, own: Measure) -> bool:
+    """Whether ``measure`` is the design's own: the same kind and name (a name carries a
+    measure's parameters, "fbeta:2", "pr_curve:50"; the classes are the pool's)."""
+    return measure is own or (type(measure) is type(own) and measure.name == own.name)
 
 
 def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> Estimate:

@@ -237,6 +237,9 @@ def measure_table(session: Session, confidence_level: float = 0.95) -> pd.DataFr
         names = tuple(REGRESSION_MEASURES)
     else:
         names = BINARY_MEASURES if session.pool.n_classes == 2 else MULTICLASS_MEASURES
+        own = session.measure.name
+        if own not in names and session.measure.m == 1:  # F-beta: the session's own beta
+            names = (*names, own)
     rows = []
     for name in names:
         try:
@@ -255,7 +258,7 @@ def measure_table(session: Session, confidence_level: float = 0.95) -> pd.DataFr
                     "ci_high": high[index],
                     "note": (est.interval_note() if est.caveat and len(est.value) == 1 else "")
                     or est.reason
-                    or ("the session's target" if name == session.measure_name else ""),
+                    or ("the session's target" if name == session.measure.name else ""),
                 }
             )
     return pd.DataFrame(
