@@ -385,6 +385,19 @@ def test_the_all_measures_page_lists_every_binary_measure():
     assert {"F1 score", "Precision", "Recall", "Accuracy"} <= set(table.measure)
 
 
+def test_the_all_measures_page_gives_an_f_beta_session_its_own_measure_as_labelled():
+    """Regression: an F-beta session's measure was missing from the table, and the table's
+    estimate of a session's own measure differed from the label page's."""
+    at = labelled_session(measure="fbeta")  # beta 2, the set-up page's default
+    shown = at.metric[0].value
+    at.switch_page("views/measures_page.py").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    (row,) = table[table.measure == "F-beta score (beta = 2)"].itertuples()
+    assert row.note == "the session's target"
+    assert f"{row.estimate:.3f}" == shown
+
+
 def test_the_all_measures_page_names_classes_and_measures_in_words():
     at = labelled_session(sample="sentiment3.csv", measure="macro_f1")
     at.switch_page("views/measures_page.py").run()
