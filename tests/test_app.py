@@ -412,8 +412,13 @@ def test_the_all_measures_page_names_classes_and_measures_in_words():
 
 def test_the_export_page_offers_the_log_report_and_figures():
     at = labelled_session()
+    shown = at.metric[0].value
     at.switch_page("views/export_page.py").run()
     assert not at.exception, at.exception
+    report = at.dataframe[1].value  # the report's fields, one column per component
+    assert list(report.columns) == ["F1 score"]
+    assert f"{float(report.loc['estimate', 'F1 score']):.3f}" == shown
+    assert report.loc["labels_used", "F1 score"] == "20"
     keys = {button.key for button in at.get("download_button")}
     assert {"log_csv", "log_parquet", "report_json", "report_csv", "figure_estimate"} <= keys
 

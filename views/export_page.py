@@ -54,7 +54,10 @@ two.download_button(
 )
 
 st.subheader("Estimate report")
-st.json(report, expanded=False)
+st.caption("What the report files hold: one column per component of the measure.")
+fields = pd.DataFrame(report_rows).set_index("component")
+fields.index = [common.component_label(session.pool, session.measure_name, c) for c in fields.index]
+st.dataframe(fields.T.astype(str), width="stretch")
 one, two = st.columns(2)
 one.download_button(
     "Report (JSON)",
