@@ -57,6 +57,8 @@ def main() -> None:
                 page.get_by_role(
                     "heading", name=link if link != "PR curve" else "Precision-recall curve"
                 ).first.wait_for()
+                if name == "convergence":  # its diagnostics come from a replay
+                    page.get_by_text("Effective sample size").first.wait_for(timeout=300_000)
                 shoot(page, name)
             page.get_by_role("link", name="Compare samplers").click()
             page.get_by_role("button", name="Run").wait_for()

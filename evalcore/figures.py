@@ -55,7 +55,8 @@ def titled(figure: go.Figure, context: str) -> go.Figure:
     """A copy of ``figure`` whose title ends with ``context`` (pool, measure, sampler, labels),
     so that a file read on its own says what it shows."""
     copy = go.Figure(figure)
-    copy.update_layout(title=f"{figure.layout.title.text}<br><sup>{context}</sup>", margin_t=80)
+    top = (figure.layout.margin.t or 60) + 20
+    copy.update_layout(title=f"{figure.layout.title.text}<br><sup>{context}</sup>", margin_t=top)
     return copy
 
 
@@ -117,17 +118,18 @@ def kl_figure(trace: pd.DataFrame) -> go.Figure:
         figure.add_trace(go.Scatter(x=rows.n_labels, y=values, name=name, mode="lines+markers"))
     figure = _layout(figure, "Convergence of the proposal", "labels", "KL divergence", log_y=True)
     figure.add_annotation(
-        text="A gap: the proposal did not change there (KL 0 cannot be drawn on a log axis).",
+        text="A gap: the proposal did not change there<br>(KL 0 cannot be drawn on a log axis).",
         xref="paper",
         yref="paper",
         x=0,
         y=1.02,
         xanchor="left",
         yanchor="bottom",
+        align="left",
         showarrow=False,
         font=dict(size=12, color="#666"),
     )
-    return figure
+    return figure.update_layout(margin_t=100)  # room for the title and the note's two lines
 
 
 def ess_figure(trace: pd.DataFrame) -> go.Figure:
