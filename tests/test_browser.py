@@ -191,6 +191,40 @@ def test_a_repeated_press_never_answers_an_item_not_yet_seen(tmp_path):
         assert len(saved_answers(database)) == len(presses) + 1
 
 
+LATE_CLICK = """
+(event) => document.querySelector('[class*="st-key-label_"] button').dispatchEvent(event)
+"""
+
+
+def test_a_press_made_before_the_next_item_appeared_but_handled_late_is_dropped(tmp_path):
+    """Regression: under load a double click's second click, made while the answered item was
+    still on screen, was handled only after the next item had been up for the guard's 200 ms,
+    and saved an answer for that item. A press counts from when it was made (the event's
+    timeStamp), not from when a busy page gets round to it. Here the late click is a real
+    click event made on the old item and dispatched once the next one has been up 500 ms."""
+    database = tmp_path / "sessions.db"
+    with running_app(database) as url, chromium_page() as page:
+        start_demo_session(page, url)
+        wait_until_idle(page)
+        before = shown_item(page)
+        late = page.evaluate_handle(
+            "() => new MouseEvent('click', { bubbles: true, cancelable: true, view: window })"
+        )
+        page.wait_for_timeout(300)  # a click on the old item, not itself too soon for it
+        page.locator("body").press("1")
+        wait_for_progress(page, 1, 500)
+        wait_until_idle(page)
+        assert shown_item(page) != before
+        page.wait_for_timeout(500)
+        page.evaluate(LATE_CLICK, late)
+        page.wait_for_timeout(1500)  # a second answer would have been saved by now
+        assert len(saved_answers(database)) == 1
+        # a click made on the new item is taken
+        page.get_by_role("button", name="Positive").first.click()
+        wait_for_progress(page, 2, 500)
+        assert len(saved_answers(database)) == 2
+
+
 def test_a_stale_window_cannot_undo_or_answer_over_another(tmp_path):
     """Regression: a window that fell behind undid another window's newest answer."""
     database = tmp_path / "sessions.db"

@@ -6,7 +6,9 @@ the fragment. Each answer is saved to the database before the next item is shown
 A press is bound to the item on screen twice over. In the browser, ``PRESS_GUARD`` drops key
 auto-repeat and any answer or undo press (key or click) made while the item that an earlier
 press answered is still shown, or within 200 ms of a new item appearing (faster than anyone
-reacts to it): the expert has not seen the next item yet. On the server,
+reacts to it): the expert has not seen the next item yet. A press is timed by when it was
+made (its event's time stamp), not by when the page handled it: a busy page can handle a
+double click's second click after the next item has been up for 200 ms. On the server,
 every press carries the item it was shown with and the digest of the log, and the store
 refuses a write made against any other log.
 """
@@ -79,26 +81,28 @@ PRESS_GUARD = """
     }
   }).observe(document.body, { subtree: true, childList: true, characterData: true });
   const labelling = () => document.querySelector('[class*="st-key-label_"]') !== null;
-  const tooSoon = () => {
-    const now = performance.now();
-    if (now - window.__evalItemShownAt < MIN_SEEN_MS) return true;
-    return last !== null && shownItem() === last.item && now - last.at < HOLD_MS;
+  // when the press was made, not when a busy page got round to handling it
+  const madeAt = (event) => Math.min(event.timeStamp, performance.now());
+  const tooSoon = (event) => {
+    const at = madeAt(event);
+    if (at - window.__evalItemShownAt < MIN_SEEN_MS) return true;
+    return last !== null && shownItem() === last.item && at - last.at < HOLD_MS;
   };
   const drop = (event) => { event.preventDefault(); event.stopImmediatePropagation(); };
-  const remember = () => { last = { item: shownItem(), at: performance.now() }; };
+  const remember = (event) => { last = { item: shownItem(), at: madeAt(event) }; };
   window.addEventListener("keydown", (event) => {
     if (!labelling() || event.ctrlKey || event.metaKey || event.altKey) return;
     if (!/^[1-9u]$/i.test(event.key)) return;
     const target = event.target;
     if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(
       target.tagName))) return;
-    if (event.repeat || tooSoon()) return drop(event);
-    remember();
+    if (event.repeat || tooSoon(event)) return drop(event);
+    remember(event);
   }, true);
   window.addEventListener("click", (event) => {
     if (!event.target.closest || !event.target.closest(ANSWER)) return;
-    if (tooSoon()) return drop(event);
-    remember();
+    if (tooSoon(event)) return drop(event);
+    remember(event);
   }, true);
 })();
 </script>
