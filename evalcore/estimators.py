@@ -181,14 +181,15 @@ class Estimate:
         return low, high
 
     def interval_note(self, name: str | None = None, digits: int = 3) -> str | None:
-        """Plain words for a caveat: e.g. "No positive found yet; with this pool the f1 may
-        lie anywhere in [0.000, 0.981]." None when an interval applies."""
+        """Plain words for a caveat: e.g. "No positive found yet; with this pool the F1 score
+        may lie anywhere in [0.000, 0.981]." (``name`` "F1 score"; without it, "the measure",
+        for a row that names the measure beside the note). None when an interval applies."""
         if self.caveat is None:
             return None
         text = self.caveat[0].upper() + self.caveat[1:]
         if self.bounds is None or len(self.value) != 1:
             return text + "."
-        name = name or self.component_names[0]
+        name = name or "measure"
         low, high = float(self.bounds[0][0]), float(self.bounds[1][0])
         span = f"[{low:.{digits}f}, {high:.{digits}f}]"
         return f"{text}; with this pool the {name} may lie anywhere in {span}."

@@ -105,6 +105,20 @@ def test_the_measure_table_gives_the_sessions_own_measure_as_the_label_page_does
         assert (row.estimate, row.ci_low, row.ci_high) == (own.value[0], low[0], high[0])
 
 
+def test_a_caveat_in_the_measure_table_speaks_of_the_measure_not_its_code():
+    """Regression: before any positive was found the all-measures notes read "with this pool
+    the f1 may lie anywhere in ...", the engine's code for the measure in a sentence."""
+    demo = ec.Pool.from_dataframe(ec.read_table(SAMPLE_DATA / "products.csv"))
+    session = ec.Session(demo, "f1", "ais", seed=0, budget=500)
+    session.next_item()
+    table = insight.measure_table(session).set_index("measure")
+    for name in ("f1", "balanced_accuracy", "mcc"):
+        note = table.note[name]
+        assert "with this pool the measure may lie anywhere in [" in note, (name, note)
+        assert name not in note
+    assert "measure may lie" in insight.report(session)["interval_note"]
+
+
 def test_bootstrap_curves_spread_like_the_estimators_standard_error(pool):
     session = labelled(pool, "is", 400)
     samples = insight.bootstrap_pr_curves(session, 20, n_curves=300, seed=1)
