@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 
 import evalcore as ec
-from evalcore import samplers
 from evalcore.oracle import classifier_logit
 
 HERE = Path(__file__).resolve().parent
@@ -70,14 +69,8 @@ def forms(sampler):
     response = [sampler.cell_response(m) for m in ("item", "block")]
     item, block = (sampler._values_under(r) for r in response)
     linear = item[0] / item[2]
-    root = samplers._optimal_values(
-        item[3][sampler.cell_code_],
-        sampler._nonzero[sampler.cell_code_],
-        response[0],
-        sampler.epsilon_t,
-        False,
-    )
-    root = root / (root @ sampler.cell_unlabelled_ + item[1].sum())
+    root, root_total = sampler.root_form(item, response[0])
+    root = root / root_total
     mu = sampler._root_mu(linear, root, item[3], block)
     cells = sampler.cell_of_
     return linear[cells], root[cells], (block[0] / block[2])[cells], mu

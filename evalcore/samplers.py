@@ -962,6 +962,18 @@ class AISSampler(ImportanceSampler):
         the values are the linear form's to the bit. Every mu keeps Theorem 1's floor: both
         forms have it, and the tree's share is unchanged."""
         cells, labelled, total, sq_norm, risk = item
+        root, root_total = self.root_form(item, response)
+        mu = self.root_mu_ = self._root_mu(cells / total, root / root_total, sq_norm, block)
+        scale = total / root_total
+        mixed_cells = (1 - mu) * cells + mu * scale * root
+        mixed_labelled = (1 - mu) * labelled + mu * scale * labelled
+        return mixed_cells, mixed_labelled, total, sq_norm, risk
+
+    def root_form(self, item, response) -> tuple[np.ndarray, float]:
+        """Prop. 4's stochastic-oracle values per item of each cell, sqrt(sum_y pi(y|x)
+        ||Dg l(x, y)||^2), and their total over the pool with the labelled items at the values
+        of ``item`` (the item-level component's ``_values_under``)."""
+        _, labelled, _, sq_norm, _ = item
         root = _optimal_values(
             sq_norm[self.cell_code_],
             self._nonzero[self.cell_code_],
@@ -969,12 +981,7 @@ class AISSampler(ImportanceSampler):
             self.epsilon_t,
             False,
         )
-        root_total = float(root @ self.cell_unlabelled_ + labelled.sum())
-        mu = self.root_mu_ = self._root_mu(cells / total, root / root_total, sq_norm, block)
-        scale = total / root_total
-        mixed_cells = (1 - mu) * cells + mu * scale * root
-        mixed_labelled = (1 - mu) * labelled + mu * scale * labelled
-        return mixed_cells, mixed_labelled, total, sq_norm, risk
+        return root, float(root @ self.cell_unlabelled_ + labelled.sum())
 
     def _root_mu(self, linear, root, sq_norm, block) -> float:
         """mu of ``_with_root_values``: ``linear`` and ``root`` the two forms' normalised values
