@@ -55,7 +55,7 @@ def titled(figure: go.Figure, context: str) -> go.Figure:
     """A copy of ``figure`` whose title ends with ``context`` (pool, measure, sampler, labels),
     so that a file read on its own says what it shows."""
     copy = go.Figure(figure)
-    top = (figure.layout.margin.t or 60) + 20
+    top = (figure.layout.margin.t or TEMPLATE.layout.margin.t) + 20
     copy.update_layout(title=f"{figure.layout.title.text}<br><sup>{context}</sup>", margin_t=top)
     return copy
 
