@@ -21,8 +21,13 @@ Samplers:
   2026-11-28; its rows were ``ais-split``'s, a candidate, until then), and Prop. 4's form
   for a stochastic oracle mixed into the item-level component at a share chosen by the
   answers (``root_component``, since 2026-11-29; its rows were ``ais-root``'s, a
-  candidate, until then); its rows before 2026-11-26 were those of ``ais-flat-0.1``, a
-  candidate then;
+  candidate, until then), and its stage weights reading each term's variance with the
+  model of now as well as with its own stage's (``hindsight_weights``, later on
+  2026-11-29; the same draws as ``ais-stage``); its rows before 2026-11-26 were those of
+  ``ais-flat-0.1``, a candidate then;
+* ``ais-stage``: the default before the stage weights read each term's variance with the
+  model of now as well (``hindsight_weights``, later on 2026-11-29; the same draws); its
+  rows were ``ais``'s then, and every candidate below was measured without it;
 * ``ais-linear``: the default before 2026-11-29, Prop. 4's deterministic form alone in the
   item-level component; its rows were ``ais``'s then, and every candidate below was
   measured without the root form;
@@ -111,13 +116,16 @@ POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k", "rare_calibrated (prob)"]
 # every answer (AISSampler._block_share); the candidates below measured against it keep it
 # and every candidate measured before 2026-11-27 read the item-level model at its MAP,
 # and every candidate measured before 2026-11-28 had the block intercepts' sd at the prior's
-# and every candidate measured before 2026-11-29 had Prop. 4's deterministic form alone
-LINEAR = {"root_component": False}
+# and every candidate measured before 2026-11-29 had Prop. 4's deterministic form alone,
+# and the stage weights of each stage's own model (before ``hindsight_weights``)
+STAGE = {"hindsight_weights": False}
+LINEAR = {"root_component": False, **STAGE}
 PRIOR_SD = {"fit_block_sd": "none", "unanswered_sd": "fitted", **LINEAR}
 MAP = {"integrate_offsets": "none", **PRIOR_SD}
 ADAPTIVE = {"flat_tree": False, "block_share": None, **MAP}
 SAMPLERS = {  # name in the table: (sampler, options)
     "ais": ("ais", {}),
+    "ais-stage": ("ais", STAGE),
     "ais-linear": ("ais", LINEAR),
     "ais-prior-sd": ("ais", PRIOR_SD),
     "ais-map": ("ais", MAP),
@@ -145,7 +153,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
-CANDIDATES += ("ais-linear",)
+CANDIDATES += ("ais-linear", "ais-stage")
 CHECKPOINTS = (500, 1000, 2000)
 SEED = 2021
 RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]

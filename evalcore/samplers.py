@@ -146,6 +146,11 @@ class ImportanceSampler(SharesFrozenArrays):
         # each), and its weight on recalibrating the classifier then (``stage_moments``)
         self._stage_moments: list[float] = []
         self._stage_recalibration: list[float] = []
+        # per labelled item, where the design records it (``stage_inverse_masses``): the
+        # proposal before its draw as (1/N^2) n_c / q'(c) per cell, rows of a buffer that
+        # doubles as it fills; and the item-level model behind the latest draw's proposal
+        self._stage_inverse_mass: np.ndarray | None = None
+        self._latest_response: np.ndarray | None = None
         # per labelled item, where the design has an oracle model: that model's response at
         # the item and its expected answers over the items then unlabelled, flattened (C +
         # codes x C each; ``stage_predictions``)
@@ -153,7 +158,7 @@ class ImportanceSampler(SharesFrozenArrays):
         self._pending_prediction: np.ndarray | None = None
         self._pending: Proposal | None = None
         self._pending_share = 0.0
-        self._pending_moment: tuple[np.ndarray, float] | None = None
+        self._pending_moment: tuple[np.ndarray, float, np.ndarray | None] | None = None
 
     # -- cells --------------------------------------------------------------------------
     def _build_cells(self, cell_of: np.ndarray, one_item_each: bool = False) -> None:
@@ -394,19 +399,49 @@ class ImportanceSampler(SharesFrozenArrays):
             self._first_weight.append(proposal.weight)
             self._labelled_share.append(self._pending_share)
             if self._pending_moment is not None:
-                moment, recalibration = self._pending_moment
+                moment, recalibration, inverse_mass = self._pending_moment
                 self._stage_moments.extend(moment.ravel().tolist())
                 self._stage_recalibration.append(recalibration)
+                if inverse_mass is not None:
+                    self._store_inverse_mass(inverse_mass)
             if self._pending_prediction is not None:
                 self._stage_predictions.extend(self._pending_prediction.tolist())
             if self.separate_labelled:
                 self.cell_unlabelled_[self.cell_of_[item]] -= 1
         self._update(item, label, proposal.weight, new)
 
-    def _predicted_moment(self) -> tuple[np.ndarray, float] | None:
+    def _predicted_moment(self) -> tuple[np.ndarray, float, np.ndarray | None] | None:
         """What the design's oracle model predicts, before the next new item's draw, of that
-        item's term (``stage_moments``); None for designs without one."""
+        item's term (``stage_moments``), and the proposal's inverse masses per cell where
+        they are kept (``stage_inverse_masses``); None for designs without one."""
         return None
+
+    def _store_inverse_mass(self, row: np.ndarray) -> None:
+        """Append ``row`` to ``stage_inverse_masses``' buffer (doubled when full, so a
+        step costs O(cells) on average)."""
+        n = len(self._stage_recalibration) - 1  # this row's stage
+        buffer = self._stage_inverse_mass
+        if buffer is None or n == len(buffer):
+            grown = np.zeros((max(64, 2 * n), len(row)))
+            if buffer is not None:
+                grown[:n] = buffer[:n]
+            buffer = self._stage_inverse_mass = grown
+        buffer[n] = row
+        self._latest_response = self.prediction_response_
+
+    def stage_inverse_masses(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """H (n, cells), per labelled item in the order labelled, and pi (cells, C), the
+        item-level model behind the latest draw's proposal; None where the design keeps no
+        H (``estimators.stage_weights``).
+
+        H_s[c] = (1/N^2) n_{c,s} / q'_s(c), n_{c,s} the items of cell c unlabelled before
+        the s-th new draw and q'_s(c) the proposal then, restricted to them, at each of
+        those items. So sum_c H_s[c] sum_y pi(y | c) ||A l(c, y)||^2 is the s-th term's
+        second moment as a model pi predicts it (``stage_moments`` with the model of then
+        in place of pi), which can be read with the model of now."""
+        if self._stage_inverse_mass is None or len(self._stage_recalibration) != self.n_labels:
+            return None
+        return self._stage_inverse_mass[: self.n_labels], self._latest_response
 
     def _prediction(self, item: int) -> np.ndarray | None:
         """What the design's oracle model predicts, before the next new item's draw, of
@@ -781,6 +816,11 @@ class AISSampler(ImportanceSampler):
     variance as the model expects it, at a share chosen by the answers
     (``_with_root_values``; README, issue 13). False keeps Prop. 4's deterministic form
     alone, the default before (AIS sessions saved before replay that way).
+    ``hindsight_weights`` (default True since 2026-11-29) keeps each stage's proposal per
+    cell (``stage_inverse_masses``), so that the stage weights can read each term's
+    variance with the model of now as well (``estimators.stage_weights``); the draws are
+    the same either way. False weighs the terms by the model of their own stage alone, as
+    AIS sessions saved before estimate.
     """
 
     separate_labelled = True
@@ -815,9 +855,11 @@ class AISSampler(ImportanceSampler):
         weight_at_block_sd=False,
         warm_start=True,
         root_component=True,
+        hindsight_weights=True,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.root_component = root_component
+        self.hindsight_weights = hindsight_weights
         self.bound_find_effect = bound_find_effect
         self.control_variate = control_variate and self.n_codes_ <= MAX_CONTROL_CODES
         if not 0 <= defensive < 1:
@@ -1180,7 +1222,8 @@ class AISSampler(ImportanceSampler):
         )
         per_cell = inverse_q * self.cell_unlabelled_ / self.pool.n_pool**2
         moment = code_sums(self.cell_code_, per_cell, self.response_, self.n_codes_)
-        return moment, item_model.recalibration_weight_
+        kept = per_cell if self.hindsight_weights else None
+        return moment, item_model.recalibration_weight_, kept
 
     def _prediction(self, item):
         """``stage_predictions``' row, O(cells), under the item-level model (in the mixture

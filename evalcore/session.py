@@ -91,6 +91,7 @@ _LATER_OPTIONS = {
         "unanswered_sd": ("prior", "fitted"),
         "warm_start": (True, False),
         "root_component": (True, False),
+        "hindsight_weights": (True, False),
     },
     "ais-1": {"batch_repeats": (True, False)},
     "bernoulli": {"oracle_model": ("mixture", "block"), "model_averaging": (True, False)},
@@ -108,8 +109,10 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     sessions saved before ``integrate_offsets`` with the item-level model at its MAP, AIS
     sessions saved before ``fit_block_sd`` with its block intercepts' sd at ``block_sd``,
     AIS sessions saved before ``warm_start`` with the item-level model fitted from the
-    identity after every answer, and AIS sessions saved before ``root_component`` with Prop.
-    4's deterministic form alone in the item-level component. Regression sessions (``pool``
+    identity after every answer, AIS sessions saved before ``root_component`` with Prop.
+    4's deterministic form alone in the item-level component, and AIS sessions saved before
+    ``hindsight_weights`` with their terms weighed by the models of their own stages alone.
+    Regression sessions (``pool``
     a ``RegressionPool``) came later than all of these."""
     if isinstance(pool, RegressionPool):
         return dict(options)

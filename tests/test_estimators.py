@@ -386,12 +386,13 @@ def test_each_stage_records_the_models_second_moment_of_its_term_item_by_item():
 
 
 def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilities():
-    """At w = 1 every exponent on the grid is 0: every rho_s is 1 and the estimate is the
-    plain weighted mean of Des Raj's (controlled) terms; another measure than the design's
-    own, and the block-level model (no w), are never weighted."""
+    """Without ``hindsight_weights`` (AIS sessions saved before it), at w = 1 every exponent on
+    the grid is 0: every rho_s is 1 and the estimate is the plain weighted mean of Des Raj's
+    (controlled) terms. Another measure than the design's own, and the block-level model
+    (no w), are never weighted."""
     pool = sharp_pool()
     measure = ec.get_measure("f1")
-    sampler = ec.make_sampler("ais", pool, measure, 5)
+    sampler = ec.make_sampler("ais", pool, measure, 5, hindsight_weights=False)
     while sampler.n_labels < 60:
         sampler.record(pool.y_true[sampler.propose().item])
     items, weight, share = sampler.first_draws()
@@ -415,7 +416,8 @@ def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilit
 def test_the_stage_weights_power_is_the_one_whose_weighted_mean_has_the_least_variance(
     pool_maker, seed, expected
 ):
-    """Brute force over the grid gamma = (1 - w) {1, 0.9, ..., 0}: the chosen rho_s =
+    """Without ``hindsight_weights``, brute force over the grid gamma = (1 - w) {1, 0.9, ...,
+    0}: the chosen rho_s =
     V_s^-gamma (scaled) gives the weighted mean of Des Raj's plain terms whose own
     variance (``estimate_is_rao_blackwellised``'s design variance, without control
     variates) is least. On the sharp pool that is the largest power, 1 - w: the terms after
@@ -423,7 +425,7 @@ def test_the_stage_weights_power_is_the_one_whose_weighted_mean_has_the_least_va
     predicted variances out, and the plain weights win (gamma = 0)."""
     pool = pool_maker()
     measure = ec.get_measure("f1")
-    sampler = ec.make_sampler("ais", pool, measure, seed)
+    sampler = ec.make_sampler("ais", pool, measure, seed, hindsight_weights=False)
     while sampler.n_labels < 120:
         sampler.record(pool.y_true[sampler.propose().item])
     items, weight, share = sampler.first_draws()
@@ -442,6 +444,92 @@ def test_the_stage_weights_power_is_the_one_whose_weighted_mean_has_the_least_va
     best = int(np.argmin(spreads))
     np.testing.assert_allclose(chosen, candidates[best], rtol=1e-9)
     assert best == expected and recalibration < 0.5
+
+
+def over_confident_pool(n=3000, seed=6):
+    """Labels drawn from expit(logit / 3) while the classifier reports expit(logit), as
+    ``benchmarks/synthetic.py``'s over_confident: the answers soon put w at 1."""
+    rng = np.random.default_rng(seed)
+    logit = np.where(rng.random(n) < 0.03, rng.normal(6, 3, n), rng.normal(-15, 6, n))
+    y_true = (rng.random(n) < 1 / (1 + np.exp(-logit / 3))).astype(int)
+    return ec.Pool.from_arrays(logit, y_true=y_true, prob=1 / (1 + np.exp(-logit)))
+
+
+def test_each_stage_keeps_its_proposal_per_cell_item_by_item():
+    """H_s of ``stage_inverse_masses``, checked item by item from the proposal's pmf before
+    each new draw: sum_c H_s[c] v(c) = (1/N^2) sum over the unlabelled items x of v(cell of
+    x) / q'_s(x) for any v per cell; the model it comes with is the item-level model behind
+    the latest draw's proposal. A sampler without ``hindsight_weights`` keeps none."""
+    pool = calibrated_pool(n=400)
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 3, depth=3)
+    v = np.random.default_rng(0).random(len(sampler.cell_size_))
+    expected = []
+    for _, unlabelled, q in before_each_new_draw(sampler, pool, 30):
+        expected.append(np.sum(v[sampler.cell_of_[unlabelled]] / (pool.n_pool**2 * q)))
+        latest = sampler.prediction_response_.copy()
+    inverse_mass, response = sampler.stage_inverse_masses()
+    np.testing.assert_allclose(inverse_mass @ v, expected, rtol=1e-9, atol=0)
+    np.testing.assert_array_equal(response, latest)
+    sampler.propose()  # a new proposal does not change what the estimate reads
+    np.testing.assert_array_equal(sampler.stage_inverse_masses()[1], latest)
+    without = ec.make_sampler("ais", pool, measure, 3, depth=3, hindsight_weights=False)
+    without.record(pool.y_true[without.propose().item])
+    assert without.stage_inverse_masses() is None
+
+
+@pytest.mark.parametrize("pool_maker, seed", [(sharp_pool, 3), (over_confident_pool, 2)])
+def test_with_hindsight_a_stage_is_as_uncertain_as_the_larger_of_two_models_says(pool_maker, seed):
+    """Brute force, item by item: V_s = max(sum_{c,y} M_s[c, y] S[c, y], (1/N^2) sum over the
+    items x unlabelled before the s-th draw of sum_y pi(y|x) S(x, y) / q'_s(x)), pi the
+    item-level model of now, and the exponent on the whole grid {1, 0.9, ..., 0} whose
+    weighted mean has the least variance. On the over-confident pool w is 1, so without
+    hindsight the weights would be plain; with it they are not."""
+    pool = pool_maker()
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, seed)
+    codes = measure.codes(pool)
+    stages = list(before_each_new_draw(sampler, pool, 120))
+    items, weight, share = sampler.first_draws()
+    arguments = (losses_of(pool, measure, items), weight, share, pool.n_pool, measure, 1)
+    risk = ec.estimators.estimate_is_rao_blackwellised(*arguments).risk
+    chosen = ec.estimators.stage_weights(sampler, measure, risk)
+    moments, recalibration = sampler.stage_moments()
+    sq_norm = measure.sq_norm_dg_loss(risk, sampler.n_codes_, pool.n_classes)
+    pi = sampler.stage_inverse_masses()[1]
+    hindsight = [
+        np.sum(pi[sampler.cell_of_[unlabelled]] * sq_norm[codes[unlabelled]], axis=1)
+        @ (1 / (pool.n_pool**2 * q))
+        for _, unlabelled, q in stages
+    ]
+    variance = np.maximum(np.einsum("scy,cy->s", moments, sq_norm), hindsight)
+    spreads, candidates = [], []
+    for gamma in np.linspace(1, 0, 11):
+        rho = variance**-gamma / (variance**-gamma).max()
+        spreads.append(
+            ec.estimators.estimate_is_rao_blackwellised(*arguments, rho).design_std_error[0]
+        )
+        candidates.append(rho)
+    np.testing.assert_allclose(chosen, candidates[int(np.argmin(spreads))], rtol=1e-9)
+    if pool_maker is over_confident_pool:
+        assert recalibration > 0.99 and np.ptp(chosen) > 0.5
+
+
+def test_hindsight_weights_change_the_estimate_not_the_draws():
+    """The same seed with and without ``hindsight_weights`` draws the same items, and on an
+    over-confident pool (w = 1, where the weights of the stages' own models are plain) the
+    estimates differ."""
+    pool = over_confident_pool()
+    measure = ec.get_measure("f1")
+    runs = {}
+    for hindsight in (False, True):
+        sampler = ec.make_sampler("ais", pool, measure, 2, hindsight_weights=hindsight)
+        while sampler.n_labels < 120:
+            sampler.record(pool.y_true[sampler.propose().item])
+        runs[hindsight] = sampler
+    np.testing.assert_array_equal(runs[False].first_draws()[0], runs[True].first_draws()[0])
+    np.testing.assert_array_equal(runs[False].first_draws()[1], runs[True].first_draws()[1])
+    assert ec.estimate(runs[False]).value[0] != ec.estimate(runs[True]).value[0]
 
 
 def test_weighing_the_stages_by_their_predicted_variance_cuts_the_error_where_few_items_matter():

@@ -195,6 +195,7 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "unanswered_sd": "prior",
         "warm_start": True,
         "root_component": True,
+        "hindsight_weights": True,
     }
     assert report["labels_used"] == 60
     (component,) = report["components"]
