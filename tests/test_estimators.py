@@ -410,6 +410,30 @@ def test_the_stage_weights_are_plain_where_the_answers_contradict_the_probabilit
     assert block.stage_moments() is None
 
 
+def weights_by_brute_force(sampler, pool, measure, variance_and_grid):
+    """``stage_weights``' rho_s checked against a brute force over the grid: each power's
+    rho_s = V_s^-gamma (scaled), with (V_s, grid) = ``variance_and_grid(M, w, S)``, gives a
+    weighted mean of Des Raj's plain terms, and the one whose own variance
+    (``estimate_is_rao_blackwellised``'s design variance, without control variates) is
+    least must be the one chosen. Returns the chosen rho_s, the best power's index and w."""
+    items, weight, share = sampler.first_draws()
+    arguments = (losses_of(pool, measure, items), weight, share, pool.n_pool, measure, 1)
+    risk = ec.estimators.estimate_is_rao_blackwellised(*arguments).risk
+    chosen = ec.estimators.stage_weights(sampler, measure, risk)
+    moments, recalibration = sampler.stage_moments()
+    sq_norm = measure.sq_norm_dg_loss(risk, sampler.n_codes_, pool.n_classes)
+    variance, grid = variance_and_grid(moments, recalibration, sq_norm)
+    spreads, candidates = [], []
+    for gamma in grid:
+        rho = variance**-gamma / (variance**-gamma).max()
+        design = ec.estimators.estimate_is_rao_blackwellised(*arguments, rho)
+        spreads.append(design.design_std_error[0])
+        candidates.append(rho)
+    best = int(np.argmin(spreads))
+    np.testing.assert_allclose(chosen, candidates[best], rtol=1e-9)
+    return chosen, best, recalibration
+
+
 @pytest.mark.parametrize(
     "pool_maker, seed, expected", [(sharp_pool, 3, 0), (calibrated_pool, 1, 10)]
 )
@@ -417,32 +441,21 @@ def test_the_stage_weights_power_is_the_one_whose_weighted_mean_has_the_least_va
     pool_maker, seed, expected
 ):
     """Without ``hindsight_weights``, brute force over the grid gamma = (1 - w) {1, 0.9, ...,
-    0}: the chosen rho_s =
-    V_s^-gamma (scaled) gives the weighted mean of Des Raj's plain terms whose own
-    variance (``estimate_is_rao_blackwellised``'s design variance, without control
-    variates) is least. On the sharp pool that is the largest power, 1 - w: the terms after
-    the first few are exact. In this run on the calibrated pool the terms do not bear the
-    predicted variances out, and the plain weights win (gamma = 0)."""
+    0} with the stages' own V_s (``weights_by_brute_force``). On the sharp pool that is
+    the largest power, 1 - w: the terms after the first few are exact. In this run on the
+    calibrated pool the terms do not bear the predicted variances out, and the plain
+    weights win (gamma = 0)."""
     pool = pool_maker()
     measure = ec.get_measure("f1")
     sampler = ec.make_sampler("ais", pool, measure, seed, hindsight_weights=False)
     while sampler.n_labels < 120:
         sampler.record(pool.y_true[sampler.propose().item])
-    items, weight, share = sampler.first_draws()
-    arguments = (losses_of(pool, measure, items), weight, share, pool.n_pool, measure, 1)
-    risk = ec.estimators.estimate_is_rao_blackwellised(*arguments).risk
-    chosen = ec.estimators.stage_weights(sampler, measure, risk)
-    moments, recalibration = sampler.stage_moments()
-    sq_norm = measure.sq_norm_dg_loss(risk, sampler.n_codes_, pool.n_classes)
-    variance = np.einsum("scy,cy->s", moments, sq_norm)
-    spreads, candidates = [], []
-    for gamma in np.linspace(1, 0, 11) * (1 - recalibration):
-        rho = variance**-gamma / (variance**-gamma).max()
-        design = ec.estimators.estimate_is_rao_blackwellised(*arguments, rho)
-        spreads.append(design.design_std_error[0])
-        candidates.append(rho)
-    best = int(np.argmin(spreads))
-    np.testing.assert_allclose(chosen, candidates[best], rtol=1e-9)
+
+    def own_stages(moments, recalibration, sq_norm):
+        grid = np.linspace(1, 0, 11) * (1 - recalibration)
+        return np.einsum("scy,cy->s", moments, sq_norm), grid
+
+    chosen, best, recalibration = weights_by_brute_force(sampler, pool, measure, own_stages)
     assert best == expected and recalibration < 0.5
 
 
@@ -490,27 +503,18 @@ def test_with_hindsight_a_stage_is_as_uncertain_as_the_larger_of_two_models_says
     sampler = ec.make_sampler("ais", pool, measure, seed)
     codes = measure.codes(pool)
     stages = list(before_each_new_draw(sampler, pool, 120))
-    items, weight, share = sampler.first_draws()
-    arguments = (losses_of(pool, measure, items), weight, share, pool.n_pool, measure, 1)
-    risk = ec.estimators.estimate_is_rao_blackwellised(*arguments).risk
-    chosen = ec.estimators.stage_weights(sampler, measure, risk)
-    moments, recalibration = sampler.stage_moments()
-    sq_norm = measure.sq_norm_dg_loss(risk, sampler.n_codes_, pool.n_classes)
     pi = sampler.stage_inverse_masses()[1]
-    hindsight = [
-        np.sum(pi[sampler.cell_of_[unlabelled]] * sq_norm[codes[unlabelled]], axis=1)
-        @ (1 / (pool.n_pool**2 * q))
-        for _, unlabelled, q in stages
-    ]
-    variance = np.maximum(np.einsum("scy,cy->s", moments, sq_norm), hindsight)
-    spreads, candidates = [], []
-    for gamma in np.linspace(1, 0, 11):
-        rho = variance**-gamma / (variance**-gamma).max()
-        spreads.append(
-            ec.estimators.estimate_is_rao_blackwellised(*arguments, rho).design_std_error[0]
-        )
-        candidates.append(rho)
-    np.testing.assert_allclose(chosen, candidates[int(np.argmin(spreads))], rtol=1e-9)
+
+    def larger_of_two(moments, recalibration, sq_norm):
+        hindsight = [
+            np.sum(pi[sampler.cell_of_[unlabelled]] * sq_norm[codes[unlabelled]], axis=1)
+            @ (1 / (pool.n_pool**2 * q))
+            for _, unlabelled, q in stages
+        ]
+        own = np.einsum("scy,cy->s", moments, sq_norm)
+        return np.maximum(own, hindsight), np.linspace(1, 0, 11)
+
+    chosen, _, recalibration = weights_by_brute_force(sampler, pool, measure, larger_of_two)
     if pool_maker is over_confident_pool:
         assert recalibration > 0.99 and np.ptp(chosen) > 0.5
 
