@@ -505,15 +505,14 @@ def stage_weights(sampler, measure: Measure, risk: np.ndarray) -> np.ndarray | N
     variance = np.einsum("scy,cy->s", moments, sq_norm)
     if not np.all(variance > 0) or not np.all(np.isfinite(variance)):
         return None
-    exponents = np.linspace(1, 0, _EXPONENTS) * (1 - recalibration)
-    hindsight = (
-        sampler.stage_inverse_masses() if getattr(sampler, "hindsight_weights", False) else None
-    )
-    if hindsight is not None:
+    exponents = np.linspace(1, 0, _EXPONENTS)
+    hindsight = sampler.stage_inverse_masses()  # None without ``hindsight_weights``
+    if hindsight is None:
+        exponents = exponents * (1 - recalibration)
+    else:
         inverse_mass, response = hindsight
         cell_moment = np.sum(response * sq_norm[sampler.cell_code_], axis=1)
         variance = np.maximum(variance, inverse_mass @ cell_moment)
-        exponents = np.linspace(1, 0, _EXPONENTS)
     items, weight, share = sampler.first_draws()
     losses = measure.loss(sampler.codes_[items], sampler.labels_[items])
     terms, a = rao_blackwell_terms(losses, weight, share, sampler.pool.n_pool)

@@ -112,8 +112,7 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     identity after every answer, AIS sessions saved before ``root_component`` with Prop.
     4's deterministic form alone in the item-level component, and AIS sessions saved before
     ``hindsight_weights`` with their terms weighed by the models of their own stages alone.
-    Regression sessions (``pool``
-    a ``RegressionPool``) came later than all of these."""
+    Regression sessions (``pool`` a ``RegressionPool``) came later than all of these."""
     if isinstance(pool, RegressionPool):
         return dict(options)
     later = _LATER_OPTIONS.get(sampler_name, {})
