@@ -51,9 +51,12 @@ DATA = HERE.parent.parent / "shared" / "data"
 OUT = HERE / "results" / "coverage.csv"
 SAMPLERS = ["passive", "stratified", "neyman", "is", "oasis", "bernoulli", "ais-1", "ais"]
 SAMPLERS += ["bernoulli-block", "ais-block"]
-# AIS's item-level component with Prop. 4's deterministic form alone, the default before
+# AIS's stage weights from each stage's own model alone, the default before the later change
+# of 2026-11-29 (AISSampler's hindsight_weights; the same draws)
+STAGE = {"hindsight_weights": False}
+# and its item-level component with Prop. 4's deterministic form alone, the default before
 # 2026-11-29 (AISSampler's root_component), which every variant below was measured with
-LINEAR = {"root_component": False}
+LINEAR = {"root_component": False, **STAGE}
 # AIS's item-level model with its block intercepts' sd at the prior's everywhere, the
 # default before 2026-11-28 (ItemLevelModel's fit_block_sd and unanswered_sd)
 PRIOR_SD = {"fit_block_sd": "none", "unanswered_sd": "fitted", **LINEAR}
@@ -119,6 +122,9 @@ STAGE_WEIGHTED = DEFAULT_AIS_VARIANTS
 # "+cv": and adds the item-level model's predictions as control variates (the default AIS's
 # terms, estimators.controlled_terms; Bernoulli's rounds, estimators.estimate_bernoulli)
 CONTROLLED = {"bernoulli", *DEFAULT_AIS_VARIANTS}
+# "+hw": and reads each stage's predicted variance with the model of now as well as its own
+# (estimators.stage_weights' hindsight_weights; the default AIS only, since later on 2026-11-29)
+HINDSIGHT = {"ais"}
 
 
 # why a cell of the current construction is below target (measured; README, "Not yet right")
@@ -198,6 +204,7 @@ def construction(sampler: str) -> str:
         + ("+rb" if sampler in REPEATS_BY_EXPECTATION else "")
         + ("+sw" if sampler in STAGE_WEIGHTED else "")
         + ("+cv" if sampler in CONTROLLED else "")
+        + ("+hw" if sampler in HINDSIGHT else "")
     )
 
 
@@ -380,6 +387,12 @@ def verdict(row, early: bool = False, measure: str = "f1") -> str:
     made = "" if not isinstance(made, str) else made
     if made == construction(row.sampler):
         return "; ".join(notes)
+    if row.sampler in HINDSIGHT and not made.endswith("+hw"):
+        notes.append(
+            "measured before the stage weights read each term's variance with the model of "
+            "now as well (the same draws)"
+        )
+    made = made.removesuffix("+hw")
     if row.sampler in CONTROLLED and not made.endswith("+cv"):
         notes.append("measured before the model's predictions were control variates")
     made = made.removesuffix("+cv")
@@ -435,11 +448,14 @@ def write_markdown(
         "since 2026-11-28 their sd fitted by empirical Bayes in the blocks with answers, the "
         "prior's in the others (its rows were `ais-split`'s, a candidate, until then), and "
         "since 2026-11-29 Prop. 4's root form mixed into its item-level component at a share "
-        "the answers choose (its rows were `ais-root`'s, a candidate, until then); "
-        "`ais-linear` is the default before, Prop. 4's deterministic form alone, and the "
-        "variants below had it; `ais-prior-sd` is the default before 2026-11-28, the block "
-        "intercepts' sd at the prior's everywhere, and `ais-map` the default before "
-        "2026-11-27, the item-level model at its MAP; `ais-eb` and `ais-eb1` candidates, the "
+        "the answers choose (its rows were `ais-root`'s, a candidate, until then), and later "
+        "that day each stage's weight read with the model of now as well as its own "
+        "(`hindsight_weights`; the same draws); "
+        "`ais-linear` is the default before both changes of 2026-11-29, Prop. 4's "
+        "deterministic form alone, and the variants below had it; `ais-prior-sd` is the "
+        "default before 2026-11-28, the block intercepts' sd at the prior's everywhere, "
+        "and `ais-map` the default before 2026-11-27, the item-level model at its MAP; "
+        "`ais-eb` and `ais-eb1` candidates, the "
         "block intercepts' sd fitted for both maps and for the recalibrated map alone, in "
         "every block, `ais-split-w` the default with the maps weighed at the prior's sd, "
         "`ais-share2` and `ais-share05` the default with the tree's share of the proposal at "

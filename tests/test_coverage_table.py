@@ -1,0 +1,38 @@
+"""The coverage table's notes (``benchmarks/coverage.py``): a row measured before a change of
+the default AIS's estimate says so, and the variants named as defaults before it keep the
+estimate they were measured with."""
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import coverage  # noqa: E402
+
+
+def row(sampler: str, intervals: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        pool="abt-buy (prob)",
+        sampler=sampler,
+        n_labels=500,
+        coverage=0.95,
+        width=0.1,
+        mse=1e-3,
+        undefined=0.0,
+        intervals=intervals,
+    )
+
+
+def test_a_default_ais_row_made_before_the_hindsight_weights_says_so():
+    current = coverage.construction("ais")
+    assert coverage.verdict(row("ais", current)) == ""
+    before = current.removesuffix("+hw")
+    assert "model of now" in coverage.verdict(row("ais", before))
+    # the variants never had them: their rows are current without the tag
+    assert coverage.verdict(row("ais-linear", coverage.construction("ais-linear"))) == ""
+
+
+def test_the_variants_of_the_defaults_before_estimate_without_the_hindsight_weights():
+    for name in coverage.DEFAULT_AIS_VARIANTS - {"ais"}:
+        sampler, options = coverage.VARIANTS[name]
+        assert sampler == "ais" and options["hindsight_weights"] is False, name
