@@ -47,19 +47,15 @@ sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
 import synthetic  # noqa: E402
 
+# the options of the defaults before (Prop. 4's deterministic form alone, which every variant
+# below was measured with; and the block intercepts' sd at the prior's), defined once so a
+# later default reaches both benchmarks' rows of the defaults before
+from default_sampler import LINEAR, PRIOR_SD  # noqa: E402
+
 DATA = HERE.parent.parent / "shared" / "data"
 OUT = HERE / "results" / "coverage.csv"
 SAMPLERS = ["passive", "stratified", "neyman", "is", "oasis", "bernoulli", "ais-1", "ais"]
 SAMPLERS += ["bernoulli-block", "ais-block"]
-# AIS's stage weights from each stage's own model alone, the default before the later change
-# of 2026-11-29 (AISSampler's hindsight_weights; the same draws)
-STAGE = {"hindsight_weights": False}
-# and its item-level component with Prop. 4's deterministic form alone, the default before
-# 2026-11-29 (AISSampler's root_component), which every variant below was measured with
-LINEAR = {"root_component": False, **STAGE}
-# AIS's item-level model with its block intercepts' sd at the prior's everywhere, the
-# default before 2026-11-28 (ItemLevelModel's fit_block_sd and unanswered_sd)
-PRIOR_SD = {"fit_block_sd": "none", "unanswered_sd": "fitted", **LINEAR}
 # rows named in the table: (sampler, options); the others are the samplers' defaults
 VARIANTS = {
     "bernoulli-block": ("bernoulli", {"oracle_model": "block"}),
