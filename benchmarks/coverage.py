@@ -166,9 +166,9 @@ EARLY_SHORTFALLS = {
 _RECALL_EARLY_MISSES = (
     "the runs that miss have found no positive at logit p̂ < -6, where 45 of the 80 "
     "positives hide; their first answers lie among the predicted positives and bear p̂ out, "
-    "so the weight on the recalibrated map stays at 0.14-0.57, while that map's own limits "
-    "would cover 27 of the 28 misses at 20 labels (early_misses_recall_ais_20.md, the "
-    "default AIS before 2026-11-27)"
+    "so the weight on the recalibrated map stays at 0.13-0.28, while that map's own limits "
+    "would cover 32 of the 34 misses at 20 labels (early_misses_recall_ais_20.md, the "
+    "default AIS; 27 of 28 at w = 0.14-0.57 with the default before 2026-11-27)"
 )
 _RECALL_EARLY_SHORTFALLS = {
     ("over_confident (prob)", "ais"): _RECALL_EARLY_MISSES,
