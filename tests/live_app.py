@@ -117,6 +117,6 @@ def wait_until_idle(page, timeout_ms: float = 60_000) -> None:
         "() => document.querySelector('[data-testid=\"stStatusWidget\"]') === null"
         " && document.querySelector('[data-stale=\"true\"]') === null"
         " && (window.__evalItemShownAt === undefined"
-        " || performance.now() - window.__evalItemShownAt > 250)",
+        " || performance.now() - window.__evalItemShownAt > 350)",
         timeout=timeout_ms,
     )

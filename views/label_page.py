@@ -5,12 +5,12 @@ the fragment. Each answer is saved to the database before the next item is shown
 
 A press is bound to the item on screen twice over. In the browser, ``PRESS_GUARD`` drops key
 auto-repeat and any answer or undo press (key or click) made while the item that an earlier
-press answered is still shown, or within 200 ms of a new item appearing (faster than anyone
-reacts to it): the expert has not seen the next item yet. A press is timed by when it was
-made (its event's time stamp), not by when the page handled it: a busy page can handle a
-double click's second click after the next item has been up for 200 ms. On the server,
-every press carries the item it was shown with and the digest of the log, and the store
-refuses a write made against any other log.
+press answered is still shown, or within 300 ms of a new item appearing (quicker than anyone
+can see an item and choose an answer): the expert has not seen the next item yet. A press is
+timed by when it was made (its event's time stamp), not by when the page handled it: a busy
+page can handle a double click's second click after the next item has been up for 300 ms.
+On the server, every press carries the item it was shown with and the digest of the log, and
+the store refuses a write made against any other log.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ PRESS_GUARD = """
   if (window.__evalPressGuard) return;
   window.__evalPressGuard = true;
   const HOLD_MS = 2500;  // an answered item still on screen this long after: let a press by
-  const MIN_SEEN_MS = 200;  // quicker than a human can react to a new item
+  // quicker than anyone can see a new item and choose an answer; at 200 ms a double press
+  // 270 ms apart answered the next item (the server shows it about 70 ms after the first)
+  const MIN_SEEN_MS = 300;
   const ANSWER = '[class*="st-key-label_"] button, .st-key-undo button';
   const shownItem = () => {
     const heading = [...document.querySelectorAll("h4")].find(
