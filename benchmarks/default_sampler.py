@@ -62,7 +62,8 @@ Samplers:
   ``ais-eb1`` for the recalibrated map alone, whose intercepts are integrated out
   (``fit_block_sd="recalibrated"``; 2026-11-28), both with the fitted sd in the blocks
   without answers too; ``ais-split-w``, the default with the maps weighed at the prior's
-  sd (``weight_at_block_sd=True``; 2026-11-28);
+  sd (``weight_at_block_sd=True``; 2026-11-28), and ``ais-w-prior-sd`` the same with
+  today's root form and stage weights (2026-11-30, measured on the redrawn families);
 * ``ais-deep``: the default with the depth-8 binary tree in the mixture in place of the
   one-level one, at the same fixed share (``flat_tree=False``), a candidate (2026-11-28,
   stop 57; screened by exact_variance.py);
@@ -143,6 +144,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-eb": ("ais", {**PRIOR_SD, "fit_block_sd": "both"}),
     "ais-eb1": ("ais", {**PRIOR_SD, "fit_block_sd": "recalibrated"}),
     "ais-split-w": ("ais", {"weight_at_block_sd": True, **LINEAR}),
+    "ais-w-prior-sd": ("ais", {"weight_at_block_sd": True}),
     "ais-deep": ("ais", {"flat_tree": False, **LINEAR}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
@@ -153,7 +155,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
-CANDIDATES += ("ais-linear", "ais-stage")
+CANDIDATES += ("ais-linear", "ais-stage", "ais-w-prior-sd")
 CHECKPOINTS = (500, 1000, 2000)
 SEED = 2021
 RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]
