@@ -9,8 +9,11 @@ press answered is still shown, or within 300 ms of a new item appearing (quicker
 can see an item and choose an answer): the expert has not seen the next item yet. A press is
 timed by when it was made (its event's time stamp), not by when the page handled it: a busy
 page can handle a double click's second click after the next item has been up for 300 ms.
-On the server, every press carries the item it was shown with and the digest of the log, and
-the store refuses a write made against any other log.
+On the server, the answer and undo buttons' keys name the answer count (and the item), so
+a press made on the page as it was before an answer, arriving after the run that showed the
+next item, is for a widget that run no longer has, and Streamlit drops it; one arriving
+during that run carries the item it was shown with and the digest of the log, and the
+store refuses a write made against any other log.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ PRESS_GUARD = """
   // quicker than anyone can see a new item and choose an answer; at 200 ms a double press
   // 270 ms apart answered the next item (the server shows it about 70 ms after the first)
   const MIN_SEEN_MS = 300;
-  const ANSWER = '[class*="st-key-label_"] button, .st-key-undo button';
+  const ANSWER = '[class*="st-key-label_"] button, [class*="st-key-undo_"] button';
   const shownItem = () => {
     const heading = [...document.querySelectorAll("h4")].find(
       (h) => h.textContent.startsWith("Item "));
@@ -351,13 +354,17 @@ def labelling() -> None:
             show_item(session, proposal.item, st.session_state.get("show_model", False))
             if session.regression:
                 value_field(proposal.item, shown_log, session.pool.unit)
+        # The keys name the answer count (and the item): a press on a button of an earlier
+        # item is for a widget the latest run no longer has, and Streamlit drops it. With
+        # one key for every item, a press made on the old item that arrived after the run
+        # for the next one ran the callback with the next item's arguments.
         if not session.done and not session.regression:
             buttons = st.columns(min(session.pool.n_classes, 6))
             for code in range(session.pool.n_classes):
                 # Streamlit shows the shortcut key on the button itself.
                 buttons[code % len(buttons)].button(
                     common.class_label(session.pool, code),
-                    key=f"label_{code}",
+                    key=f"label_{code}_{session.n_labels}_{proposal.item}",
                     on_click=save_answer,
                     args=(code, proposal.item, shown_log),
                     shortcut=str(code + 1) if code < 9 else None,
@@ -365,7 +372,7 @@ def labelling() -> None:
                 )
         st.button(
             "Undo last answer",
-            key="undo",
+            key=f"undo_{session.n_labels}",
             on_click=undo,
             args=(shown_log,),
             shortcut="u",
