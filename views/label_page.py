@@ -354,10 +354,8 @@ def labelling() -> None:
             show_item(session, proposal.item, st.session_state.get("show_model", False))
             if session.regression:
                 value_field(proposal.item, shown_log, session.pool.unit)
-        # The keys name the answer count (and the item): a press on a button of an earlier
-        # item is for a widget the latest run no longer has, and Streamlit drops it. With
-        # one key for every item, a press made on the old item that arrived after the run
-        # for the next one ran the callback with the next item's arguments.
+        # keys that name the answer count: a late press on an earlier page's button is
+        # dropped by Streamlit (the module docstring)
         if not session.done and not session.regression:
             buttons = st.columns(min(session.pool.n_classes, 6))
             for code in range(session.pool.n_classes):
