@@ -476,7 +476,9 @@ def write_markdown(path: Path = OUT) -> None:
         "Runs are not bit for bit across processors (OpenBLAS's kernels, numpy's SIMD",
         'loops; README, "Both switches together"): in the 500-run file every sampler\'s runs',
         "on a pool come from one class, AVX2 on abt-buy (prob), rare_calibrated,",
-        "over_confident and tweets100k, AVX-512 on abt-buy and sharp_calibrated (stop 64).",
+        "over_confident and tweets100k, AVX-512 on abt-buy and sharp_calibrated (stop 64),",
+        "but for the candidate `ais-w-prior-sd`, whose runs are AVX2's on every pool",
+        "(stops 71 and 72).",
         "",
     ]
     runs = read_runs(runs_path(path))
