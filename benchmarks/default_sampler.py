@@ -146,6 +146,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-split-w": ("ais", {"weight_at_block_sd": True, **LINEAR}),
     "ais-w-prior-sd": ("ais", {"weight_at_block_sd": True}),
     "ais-deep": ("ais", {"flat_tree": False, **LINEAR}),
+    "ais-finds": ("ais", {"find_count_bound": True}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -155,7 +156,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
-CANDIDATES += ("ais-linear", "ais-stage", "ais-w-prior-sd")
+CANDIDATES += ("ais-linear", "ais-stage", "ais-w-prior-sd", "ais-finds")
 CHECKPOINTS = (500, 1000, 2000)
 SEED = 2021
 RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]
