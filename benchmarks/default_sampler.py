@@ -67,6 +67,9 @@ Samplers:
 * ``ais-deep``: the default with the depth-8 binary tree in the mixture in place of the
   one-level one, at the same fixed share (``flat_tree=False``), a candidate (2026-11-28,
   stop 57; screened by exact_variance.py);
+* ``ais-finds``: the default with the item-level values of the cells where fewer than one
+  find is expected also kept to their floor (``find_count_bound``), a candidate (2026-11-30,
+  stop 73; README, issue 13);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 

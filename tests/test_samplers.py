@@ -503,6 +503,55 @@ def test_the_floored_cells_are_saturated_and_stay_calm_on_the_trees_share():
     assert (reach > scale * q).sum() > expected.sum()  # some saturated cells are not calm
 
 
+def test_rarely_found_cells_are_the_first_local_minimum_of_the_squared_error_they_leave():
+    """``find_count_bound``, recomputed item by item from the pmf: one find in an item's cell
+    moves F1 by e = reach / (N (t + 1) q(x)) of its room (q the next new draw's probability),
+    and the cell's unlabelled items are expected to hold M = sum p(x) reach / N of it in
+    answers with a loss. In order of e, flooring the first k cells costs about
+    C(k) = (M_1 + ... + M_k)^2 + sum over the others of M e; the floored cells are the
+    first k at which C stops falling. A pool of 3,000 items, the bulk at p̂ ~ 1e-4, 200
+    answers."""
+    rng = np.random.default_rng(11)
+    z = np.concatenate([rng.normal(-9.0, 1.5, 2700), rng.normal(0.0, 2.0, 300)])
+    y = (rng.random(len(z)) < expit(z)).astype(int)
+    pool = ec.Pool.from_arrays(z, y_true=y, prob=expit(z))
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler("ais", pool, measure, 2, depth=4, bound_find_effect=False)
+    answer(sampler, pool, 200)
+    sampler.pmf_of(np.arange(1))
+    response = [sampler.cell_response(m) for m in ("item", "block")]
+    item, block = (sampler._values_under(r) for r in response)
+    item = sampler._with_root_values(item, block, response[0])  # the default's forms
+    unlabelled = sampler.labels_ < 0
+    cell = sampler.cell_of_[unlabelled]
+    q = sampler.pmf()[unlabelled]
+    q = q / q.sum()
+    reach = sampler.find_reach(sampler.model_risk(response[0]), item[3])
+    reach = reach[sampler.cell_code_[cell]]
+    chance = np.where(pool.y_pred[unlabelled] == 1, 1.0, response[0][cell, 1])
+    move = reach / (pool.n_pool * (sampler.n_labels + 1) * q)
+    held = chance * reach / pool.n_pool
+    cells = np.unique(cell[reach > 0])
+    e = np.array([move[cell == c][0] for c in cells])
+    m = np.array([held[cell == c].sum() for c in cells])
+    order = np.argsort(-e, kind="stable")
+    e, m = e[order], m[order]
+    floored_m = np.concatenate([[0.0], np.cumsum(m)])
+    kept_variance = np.concatenate([np.cumsum((m * e)[::-1])[::-1], [0.0]])
+    cost = floored_m**2 + kept_variance  # C(k), k = 0..len(cells)
+    k = int(np.argmax(np.diff(cost) > 0)) if np.any(np.diff(cost) > 0) else len(cells)
+    assert 0 < k < len(cells)
+    rare = sampler.rarely_found(
+        sampler.find_reach(sampler.model_risk(response[0]), item[3])[sampler.cell_code_],
+        np.sum(sampler._nonzero[sampler.cell_code_] * response[0], axis=1),
+        sampler.pool.n_pool
+        * (sampler.n_labels + 1)
+        * sampler.unlabelled_proposal([0.1], item, block)[0],
+    )
+    np.testing.assert_array_equal(np.flatnonzero(rare), np.sort(cells[order[:k]]))
+    assert np.all(np.diff(cost[: k + 1]) <= 0)
+
+
 def test_the_item_level_proposal_keeps_only_its_floor_where_a_find_would_saturate():
     """A sharp pool: 20,000 items, the bulk at p̂ ~ 5e-5. Early on, a find in the bulk would
     count for thousands of false negatives and move F1 past 0, so the item-level component
