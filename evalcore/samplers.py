@@ -857,9 +857,11 @@ class AISSampler(ImportanceSampler):
         root_component=True,
         hindsight_weights=True,
         find_count_bound=False,
+        capped_bound=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
         self.find_count_bound = find_count_bound
+        self.capped_bound = capped_bound
         self.root_component = root_component
         self.hindsight_weights = hindsight_weights
         self.bound_find_effect = bound_find_effect
@@ -1106,6 +1108,12 @@ class AISSampler(ImportanceSampler):
         saturated = reach > scale * q
         if self.find_count_bound:
             saturated |= self.rarely_found(reach, chance, scale * q)
+        if self.capped_bound:
+            # Floored, a cell keeps the tree's part of q. Where a find there saturates
+            # (e' = reach / (scale tree) > 1), the cell's error per term capped at the room,
+            # n p tree, is below its variance at q, n p reach^2 / (scale^2 q), when
+            # reach^2 > scale^2 q tree (README, issue 13: the capped regime).
+            saturated |= (reach > scale * tree) & (reach**2 > scale**2 * q * tree)
         return saturated & (chance * reach <= scale * tree)
 
     def rarely_found(self, reach, chance, scaled_q) -> np.ndarray:
