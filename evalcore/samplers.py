@@ -1109,11 +1109,12 @@ class AISSampler(ImportanceSampler):
         if self.find_count_bound:
             saturated |= self.rarely_found(reach, chance, scale * q)
         if self.capped_bound:
-            # Floored, a cell keeps the tree's part of q. Where a find there saturates
-            # (e' = reach / (scale tree) > 1), the cell's error per term capped at the room,
-            # n p tree, is below its variance at q, n p reach^2 / (scale^2 q), when
-            # reach^2 > scale^2 q tree (README, issue 13: the capped regime).
-            saturated |= (reach > scale * tree) & (reach**2 > scale**2 * q * tree)
+            # Floored, a cell keeps the tree's part of q, where one find moves the estimate by
+            # e' = reach / (scale tree) of the room. Where e' > 1 the cell's error per term,
+            # capped at the room, is n p tree, below its variance at q, n p reach^2 /
+            # (scale^2 q), when e e' > 1, e = reach / (scale q); with e <= 1 that implies
+            # e' > 1 (README, issue 13: the capped regime).
+            saturated |= reach**2 > scale**2 * q * tree
         return saturated & (chance * reach <= scale * tree)
 
     def rarely_found(self, reach, chance, scaled_q) -> np.ndarray:

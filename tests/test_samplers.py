@@ -503,6 +503,46 @@ def test_the_floored_cells_are_saturated_and_stay_calm_on_the_trees_share():
     assert (reach > scale * q).sum() > expected.sum()  # some saturated cells are not calm
 
 
+def test_capped_bound_floors_where_the_trees_finds_saturate_and_cost_less_than_the_variance():
+    """``capped_bound``, recomputed item by item from the pmf: with e = reach / (N (t + 1)
+    q(x)) one find's move over F1's room at the next draw's probability and e' the same at
+    the tree's part of it, a cell is floored where e > 1 (``bound_find_effect``), or where
+    e' > 1 and e e' > 1 (its error capped at the room at the tree's part, p q_tree, below
+    its variance at the whole, p e^2 q), in both cases only where the draws the model expects
+    there stay calm at the tree's part (``floored_cells``). 60 answers leave cells with e <= 1
+    on both sides of e e' = 1."""
+    rng = np.random.default_rng(9)
+    z = np.concatenate([rng.normal(-9.0, 1.0, 2500), rng.normal(-1.0, 1.5, 500)])
+    y = (rng.random(len(z)) < expit(z)).astype(int)
+    pool = ec.Pool.from_arrays(z, y_true=y, prob=expit(z))
+    measure = ec.get_measure("f1")
+    sampler = ec.make_sampler(
+        "ais", pool, measure, 2, depth=4, bound_find_effect=False, capped_bound=True
+    )
+    answer(sampler, pool, 60)
+    sampler.pmf_of(np.arange(1))
+    response = [sampler.cell_response(m) for m in ("item", "block")]
+    item, block = (sampler._values_under(r) for r in response)
+    item = sampler._with_root_values(item, block, response[0])
+    share = sampler.block_share_
+    unlabelled = sampler.labels_ < 0
+    cell = sampler.cell_of_[unlabelled]
+    q = sampler.pmf()[unlabelled]
+    tree = share * block[0][cell] / block[2] / q.sum()
+    q = q / q.sum()
+    reach = sampler.find_reach(sampler.model_risk(response[0]), item[3])
+    reach = reach[sampler.cell_code_[cell]]
+    chance = np.where(pool.y_pred[unlabelled] == 1, 1.0, response[0][cell, 1])
+    scale = pool.n_pool * (sampler.n_labels + 1)
+    e, e_tree = reach / (scale * q), reach / (scale * tree)
+    calm = chance * e_tree <= 1
+    expected = ((e > 1) | ((e_tree > 1) & (e * e_tree > 1))) & calm
+    floored = sampler.floored_cells(item, block, share, response[0])
+    np.testing.assert_array_equal(floored[cell], expected)
+    between = (e <= 1) & (e_tree > 1) & calm  # the cells the two rules tell apart
+    assert (between & expected).any() and (between & ~expected).any()
+
+
 def test_rarely_found_cells_are_the_first_local_minimum_of_the_squared_error_they_leave():
     """``find_count_bound``, recomputed item by item from the pmf: one find in an item's cell
     moves F1 by e = reach / (N (t + 1) q(x)) of its room (q the next new draw's probability),
