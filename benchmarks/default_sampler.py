@@ -67,12 +67,6 @@ Samplers:
 * ``ais-deep``: the default with the depth-8 binary tree in the mixture in place of the
   one-level one, at the same fixed share (``flat_tree=False``), a candidate (2026-11-28,
   stop 57; screened by exact_variance.py);
-* ``ais-finds``: the default with the item-level values of the cells where fewer than one
-  find is expected also kept to their floor (``find_count_bound``), a candidate (2026-11-30,
-  stop 73; README, issue 13), and ``ais-capped``, the default with the cells kept to
-  their floor also where a find at the tree's part of the proposal saturates and the error
-  it then adds, capped at F1's room, is below the variance at the whole proposal
-  (``capped_bound``, stop 73);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -152,8 +146,6 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-split-w": ("ais", {"weight_at_block_sd": True, **LINEAR}),
     "ais-w-prior-sd": ("ais", {"weight_at_block_sd": True}),
     "ais-deep": ("ais", {"flat_tree": False, **LINEAR}),
-    "ais-finds": ("ais", {"find_count_bound": True}),
-    "ais-capped": ("ais", {"capped_bound": True}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -163,8 +155,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
-CANDIDATES += ("ais-linear", "ais-stage", "ais-w-prior-sd", "ais-finds")
-CANDIDATES += ("ais-capped",)
+CANDIDATES += ("ais-linear", "ais-stage", "ais-w-prior-sd")
 CHECKPOINTS = (500, 1000, 2000)
 SEED = 2021
 RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]

@@ -856,12 +856,8 @@ class AISSampler(ImportanceSampler):
         warm_start=True,
         root_component=True,
         hindsight_weights=True,
-        find_count_bound=False,
-        capped_bound=False,
     ):
         super().__init__(pool, measure, deterministic, rng, batch_repeats)
-        self.find_count_bound = find_count_bound
-        self.capped_bound = capped_bound
         self.root_component = root_component
         self.hindsight_weights = hindsight_weights
         self.bound_find_effect = bound_find_effect
@@ -1105,42 +1101,7 @@ class AISSampler(ImportanceSampler):
         scale = self.pool.n_pool * (self.n_labels + 1) / unlabelled
         reach = self.find_reach(risk, sq_norm)[self.cell_code_]
         chance = np.sum(self._nonzero[self.cell_code_] * response, axis=1)
-        saturated = reach > scale * q
-        if self.find_count_bound:
-            saturated |= self.rarely_found(reach, chance, scale * q)
-        if self.capped_bound:
-            # Floored, a cell keeps the tree's part of q, where one find moves the estimate by
-            # e' = reach / (scale tree) of the room. Where e' > 1 the cell's error per term,
-            # capped at the room, is n p tree, below its variance at q, n p reach^2 /
-            # (scale^2 q), when e e' > 1, e = reach / (scale q); with e <= 1 that implies
-            # e' > 1 (README, issue 13: the capped regime).
-            saturated |= reach**2 > scale**2 * q * tree
-        return saturated & (chance * reach <= scale * tree)
-
-    def rarely_found(self, reach, chance, scaled_q) -> np.ndarray:
-        """``find_count_bound``'s cells: those whose finds are too rare for sampling them to
-        pay. In units of the measure's room, one find in cell c moves the estimate by e_c =
-        r_c / (s q_c) (``floored_cells``), and the answers with a loss the model expects among
-        its unlabelled items would move the measure by M_c = p_c n_c r_c / N in all. Sampling
-        c at q_c adds a variance of about M_c e_c to the estimate (Prop. 4's term, summed over
-        the stages); leaving it at the floor adds the error of missing what it holds, M_c, to
-        the floored cells' sum, whose square is the cost. Taken in order of e_c, cell c goes to
-        the floor while e_c > 2 M_F + M_c, M_F the sum over the cells floored before it: the
-        change in that squared error, 2 M_F M_c + M_c^2, is then less than the variance
-        saved. Equivalently, a cell alone is floored where fewer than one of its answers with
-        a loss is expected to be found, M_c / e_c < 1."""
-        n_pool = self.pool.n_pool
-        effect = chance * self.cell_unlabelled_ * reach / n_pool
-        moves = (reach > 0) & (self.cell_unlabelled_ > 0) & (scaled_q > 0)
-        cells = np.flatnonzero(moves)
-        move = reach[cells] / scaled_q[cells]
-        order = np.argsort(-move, kind="stable")
-        move, effect_sorted = move[order], effect[cells][order]
-        before = np.cumsum(effect_sorted) - effect_sorted
-        prefix = np.cumprod(move > 2 * before + effect_sorted).astype(bool)
-        rare = np.zeros(len(reach), dtype=bool)
-        rare[cells[order[prefix]]] = True
-        return rare
+        return (reach > scale * q) & (chance * reach <= scale * tree)
 
     def _with_floored_cells(self, item, block, share, response):
         """The item-level component's ``_values_under`` with Prop. 4's value lowered to its
