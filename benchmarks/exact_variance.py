@@ -31,7 +31,9 @@ means, and of the estimate the app shows (``ec.estimate``). ``by stage`` splits 
 figure into the shares of stages 0-200, 200-500, 500-1000 and 1000-2000. Checked once by a
 one-off script: over 60 stages of a default session on rare_calibrated, the term each draw
 realised is a value of the law recorded before it, at the item drawn. Run i uses seed
-2021 + i, as in default_sampler.py. Written to
+2021 + i, as in default_sampler.py. A pool is one of default_sampler.py's, or a realisation
+of a family of realisations.py, named as its runs are stored there ("<family> #<k>", e.g.
+"abt-buy (prob) relabelled #18"). Written to
 benchmarks/results/exact_variance.{csv,md}, each (pool, sampler) as it finishes.
 
     python benchmarks/exact_variance.py [--pools "abt-buy (prob)"] [--samplers ais,ais-block]
@@ -52,6 +54,7 @@ from evalcore import estimators
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import realisations  # noqa: E402
 import resumable  # noqa: E402
 from default_sampler import SAMPLERS, load  # noqa: E402
 
@@ -125,8 +128,17 @@ def one_run(pool, measure, truth, u, name, seed, checkpoints) -> list[dict]:
     return rows
 
 
+def load_pool(name: str) -> ec.Pool:
+    """default_sampler.py's pool ``name``, or realisation k of a family of realisations.py
+    where ``name`` is "<family> #<k>"."""
+    family, marker, realisation = name.rpartition(" #")
+    if marker and family in realisations.FAMILIES:
+        return realisations.make_pool(family, int(realisation))
+    return load(name)
+
+
 def configuration_rows(pool_name, name, runs, checkpoints) -> pd.DataFrame:
-    pool = load(pool_name)
+    pool = load_pool(pool_name)
     measure = ec.get_measure("f1")
     truth = ec.true_risk(pool, measure)
     codes = measure.codes(pool)

@@ -340,3 +340,22 @@ def test_proposal_forms_next_term_variance_is_the_des_raj_terms_variance_by_enum
     got = proposal_forms.next_term_variance(u, unlabelled, sampler.pmf())
     assert got == pytest.approx(expected, rel=1e-9)
     assert got > 0
+
+
+def test_exact_variance_reads_a_familys_realisation_by_the_name_its_runs_are_stored_under():
+    """``exact_variance.load_pool``: "<family> #<k>" is realisation k of a family of
+    ``realisations.py`` (its labels redrawn), any other name default_sampler.py's pool."""
+    import exact_variance
+    import realisations
+
+    pool = exact_variance.load_pool("over_confident #2")
+    expected = realisations.make_pool("over_confident", 2)
+    for field in ("scores", "y_pred", "prob", "y_true"):
+        np.testing.assert_array_equal(getattr(pool, field), getattr(expected, field))
+    other = exact_variance.load_pool("over_confident #3")
+    assert not np.array_equal(other.y_true, pool.y_true)
+    named = exact_variance.load_pool("over_confident (prob)")
+    np.testing.assert_array_equal(
+        named.y_true, default_sampler.load("over_confident (prob)").y_true
+    )
+    assert not np.array_equal(named.y_true, pool.y_true)
