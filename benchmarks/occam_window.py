@@ -11,13 +11,16 @@ widened to M1's own (its profile-likelihood limits, F_1's quantiles), where w < 
 the model average's as now.
 
 Each run draws once and reads both intervals from the same answers, as coverage.py does
-(seed 2026, 2,000 labels, F1 at 200 / 500 / 1000 / 2000 labels), on the shortfall and on
-calibrated pools, where w stays between 0.02 and 0.2 after the first labels (the cost).
-Each configuration's rows replace its earlier ones in benchmarks/results/occam_window.csv as
-it finishes; the table is occam_window.md.
+(seed 2026, 2,000 labels, F1 at 200 / 500 / 1000 / 2000 labels, or at 20 / 50 / 100 / 150
+with ``--early``; coverage.py's sampler variants, Bernoulli sampling planning 2,000 labels),
+by default on the shortfall and on calibrated pools, where w stays between 0.02 and 0.2 after
+the first labels (the cost). With both ``--pools`` and ``--samplers`` every pairing of them
+is run. Each configuration's rows replace its earlier ones in
+benchmarks/results/occam_window.csv (``occam_window_early.csv`` with ``--early``) as it
+finishes; the table is its .md.
 
     python benchmarks/occam_window.py [--repeats 200] [--jobs 2] [--pools ...] [--samplers ...]
-        [--resume]
+        [--early] [--resume]
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ from evalcore.simulate import coverage_interval
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import resumable  # noqa: E402
-from coverage import CHECKPOINTS, load  # noqa: E402
+from coverage import BUDGET, CHECKPOINTS, EARLY, VARIANTS, load  # noqa: E402
 
 OUT = HERE / "results" / "occam_window.csv"
+EARLY_OUT = HERE / "results" / "occam_window_early.csv"
 CONFIGURATIONS = [
     ("over_confident (prob)", "oasis"),
     ("rare_calibrated (prob)", "ais"),
@@ -63,13 +67,16 @@ def intervals(estimate) -> tuple[float, float, float, float, float]:
     return low[0], high[0], wide_low[0], wide_high[0], float(spread.weight[0])
 
 
-def one_run(pool_name: str, sampler_name: str, seed) -> np.ndarray:
+def one_run(pool_name: str, sampler_name: str, seed, checkpoints) -> np.ndarray:
     """(checkpoints, 6): estimate, both intervals' limits and w."""
     pool = load(pool_name)
     measure = ec.get_measure("f1")
-    sampler = ec.make_sampler(sampler_name, pool, measure, seed)
-    out = np.full((len(CHECKPOINTS), 6), np.nan)
-    for index, checkpoint in enumerate(CHECKPOINTS):
+    kind, options = VARIANTS.get(sampler_name, (sampler_name, {}))
+    if kind == "bernoulli":
+        options = {**options, "budget": BUDGET}  # coverage.py's plan
+    sampler = ec.make_sampler(kind, pool, measure, seed, **options)
+    out = np.full((len(checkpoints), 6), np.nan)
+    for index, checkpoint in enumerate(checkpoints):
         while sampler.n_labels < checkpoint:
             proposal = sampler.propose()
             sampler.record(pool.y_true[proposal.item])
@@ -78,16 +85,24 @@ def one_run(pool_name: str, sampler_name: str, seed) -> np.ndarray:
     return out
 
 
-def rows_for(pool_name: str, sampler_name: str, repeats: int, jobs: int) -> list[dict]:
+def rows_for(pool_name, sampler_name, repeats, jobs, checkpoints=CHECKPOINTS) -> list[dict]:
     pool, measure = load(pool_name), ec.get_measure("f1")
     truth = float(measure.g(ec.true_risk(pool, measure))[0])
     seeds = np.random.SeedSequence(2026).spawn(repeats)  # simulate()'s runs, coverage.py's
     with ProcessPoolExecutor(jobs) as executor:
         runs = np.stack(
-            list(executor.map(one_run, [pool_name] * repeats, [sampler_name] * repeats, seeds))
+            list(
+                executor.map(
+                    one_run,
+                    [pool_name] * repeats,
+                    [sampler_name] * repeats,
+                    seeds,
+                    [checkpoints] * repeats,
+                )
+            )
         )
     rows = []
-    for index, checkpoint in enumerate(CHECKPOINTS):
+    for index, checkpoint in enumerate(checkpoints):
         value, low, high, wide_low, wide_high, weight = runs[:, index].T
         defined = np.isfinite(value)
         row = {"pool": pool_name, "sampler": sampler_name, "n_labels": checkpoint}
@@ -103,11 +118,12 @@ def rows_for(pool_name: str, sampler_name: str, repeats: int, jobs: int) -> list
     return rows
 
 
-def write_markdown(table: pd.DataFrame, path: Path) -> None:
+def write_markdown(table: pd.DataFrame, path: Path, early: bool = False) -> None:
+    command = "python benchmarks/occam_window.py" + (" --early" if early else "")
     lines = [
         "# The model's interval widened to Occam's window (F1)",
         "",
-        "Made by `python benchmarks/occam_window.py` (the script's docstring says what the "
+        f"Made by `{command}` (the script's docstring says what the "
         "window is). The same runs read two ways: `now`, the model average's quantiles "
         "(coverage.md's construction); `window`, their hull with M1's own interval wherever "
         "w >= 1/21. Target coverage 0.92-0.98. `w`: the median weight on M1; `in window`: "
@@ -128,18 +144,28 @@ def write_markdown(table: pd.DataFrame, path: Path) -> None:
 
 
 def main() -> None:
-    args = resumable.parse(__doc__.splitlines()[0], 200, OUT)
+    def early(parser):
+        parser.add_argument("--early", action="store_true", help="read at 20-150 labels")
+
+    args = resumable.parse(__doc__.splitlines()[0], 200, OUT, early)
+    if args.early and args.out == OUT:
+        args.out = EARLY_OUT
     skip = resumable.done(args)
     pools = args.pools.split(",") if args.pools else None
     samplers = args.samplers.split(",") if args.samplers else None
-    for pool_name, sampler_name in CONFIGURATIONS:
+    configurations = CONFIGURATIONS
+    if pools and samplers:
+        configurations = [(pool, sampler) for pool in pools for sampler in samplers]
+    for pool_name, sampler_name in configurations:
         chosen = (pools is None or pool_name in pools) and (
             samplers is None or sampler_name in samplers
         )
         if not chosen or (pool_name, sampler_name) in skip:
             continue
-        rows = pd.DataFrame(rows_for(pool_name, sampler_name, args.repeats, args.jobs))
-        write_markdown(resumable.save(rows, args.out), args.out.with_suffix(".md"))
+        checkpoints = EARLY if args.early else CHECKPOINTS
+        rows = rows_for(pool_name, sampler_name, args.repeats, args.jobs, checkpoints)
+        rows = pd.DataFrame(rows)
+        write_markdown(resumable.save(rows, args.out), args.out.with_suffix(".md"), args.early)
         print(f"{pool_name}, {sampler_name}: done", flush=True)
 
 
