@@ -76,8 +76,12 @@ def one_run(pool_name: str, sampler_name: str, seed, checkpoints) -> np.ndarray:
         options = {**options, "budget": BUDGET}  # coverage.py's plan
     sampler = ec.make_sampler(kind, pool, measure, seed, **options)
     out = np.full((len(checkpoints), 6), np.nan)
+    planned = kind == "bernoulli"
     for index, checkpoint in enumerate(checkpoints):
-        while sampler.n_labels < checkpoint:
+        # as coverage.py reads a plan: at its budget, or when it ends sooner, its last estimate
+        while (sampler.n_labels < checkpoint or (planned and checkpoint == BUDGET)) and not (
+            planned and sampler.finished
+        ):
             proposal = sampler.propose()
             sampler.record(pool.y_true[proposal.item])
         estimate = ec.estimate(sampler)
