@@ -167,8 +167,7 @@ def main() -> None:
         if not chosen or (pool_name, sampler_name) in skip:
             continue
         checkpoints = EARLY if args.early else CHECKPOINTS
-        rows = rows_for(pool_name, sampler_name, args.repeats, args.jobs, checkpoints)
-        rows = pd.DataFrame(rows)
+        rows = pd.DataFrame(rows_for(pool_name, sampler_name, args.repeats, args.jobs, checkpoints))
         write_markdown(resumable.save(rows, args.out), args.out.with_suffix(".md"), args.early)
         print(f"{pool_name}, {sampler_name}: done", flush=True)
 
