@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 import evalcore as ec
-from evalcore.simulate import coverage_interval
+from evalcore.simulate import _finished, _options, coverage_interval
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -72,16 +72,13 @@ def one_run(pool_name: str, sampler_name: str, seed, checkpoints) -> np.ndarray:
     pool = load(pool_name)
     measure = ec.get_measure("f1")
     kind, options = VARIANTS.get(sampler_name, (sampler_name, {}))
-    if kind == "bernoulli":
-        options = {**options, "budget": BUDGET}  # coverage.py's plan
-    sampler = ec.make_sampler(kind, pool, measure, seed, **options)
+    sampler = ec.make_sampler(kind, pool, measure, seed, **_options(kind, BUDGET, options))
     out = np.full((len(checkpoints), 6), np.nan)
-    planned = kind == "bernoulli"
     for index, checkpoint in enumerate(checkpoints):
-        # as coverage.py reads a plan: at its budget, or when it ends sooner, its last estimate
-        while (sampler.n_labels < checkpoint or (planned and checkpoint == BUDGET)) and not (
-            planned and sampler.finished
-        ):
+        # as coverage.py reads simulate()'s runs: at the checkpoint, or where the run ends (a
+        # Bernoulli plan's last estimate stands for its budget)
+        until = np.inf if checkpoint == BUDGET else checkpoint
+        while sampler.n_labels < until and not _finished(sampler, BUDGET):
             proposal = sampler.propose()
             sampler.record(pool.y_true[proposal.item])
         estimate = ec.estimate(sampler)
