@@ -1,26 +1,27 @@
 """Would a wider model interval lift OASIS on over_confident to target, and at what cost? (F1)
 
 The model's interval is the quantiles of the model average F = w F_1 + (1 - w) F_0 of the
-recalibrated map M1 and p̂ itself, M0 (``intervals.ModelSpread``). OASIS on over_confident
-covers 0.82 / 0.74 at 500 / 1000 labels (benchmarks/results/coverage.md): in the runs that
-miss, w is 0.15-0.48 and M1's interval alone would have reached the truth in 9 of 12
-(oasis_tail.md). The variant here keeps every model that Occam's window keeps (Madigan &
-Raftery 1994, JASA 89: a model stays unless its posterior odds against the best are below
-1/20) and takes the hull of their intervals: where w >= 1/21 the model's interval is
-widened to M1's own (its profile-likelihood limits, F_1's quantiles), where w < 1/21 it is
-the model average's as now.
+recalibrated map M1 and p̂ itself, M0 (``intervals.ModelSpread``). In the runs of OASIS on
+over_confident that missed at 1000 labels (benchmarks/results/oasis_tail.md), w was
+0.15-0.48, and M1's interval alone would have reached the truth in most of them. Occam's
+window (Madigan & Raftery 1994, JASA 89: a model stays unless its posterior odds against the
+best are below 1/20) takes the hull of the kept models' intervals: where w >= 1/21 the
+model's interval is widened to M1's own, where w < 1/21 it is the model average's
+(``ModelSpread.window``). OASIS's intervals take it since 2026-11-30, the other designs'
+do not (README, "How the intervals are built").
 
 Each run draws once and reads both intervals from the same answers, as coverage.py does
 (seed 2026, 2,000 labels, F1 at 200 / 500 / 1000 / 2000 labels, or at 20 / 50 / 100 / 150
 with ``--early``; coverage.py's sampler variants, Bernoulli sampling planning 2,000 labels),
 by default on the shortfall and on calibrated pools, where w stays between 0.02 and 0.2 after
 the first labels (the cost). With both ``--pools`` and ``--samplers`` every pairing of them
-is run. Each configuration's rows replace its earlier ones in
+is run; the pools may be realisations of the synthetic ones, as in ``coverage.load``
+("over_confident (prob) #4"). Each configuration's rows replace its earlier ones in
 benchmarks/results/occam_window.csv (``occam_window_early.csv`` with ``--early``) as it
-finishes; the table is its .md.
+finishes; the table is its .md. Columns named ``now`` hold the average's interval.
 
     python benchmarks/occam_window.py [--repeats 200] [--jobs 2] [--pools ...] [--samplers ...]
-        [--early] [--resume]
+        [--early] [--resume] [--out F]
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 import evalcore as ec
+from evalcore.intervals import OCCAM_WINDOW
 from evalcore.simulate import _finished, _options, coverage_interval
 
 HERE = Path(__file__).resolve().parent
@@ -49,22 +51,24 @@ CONFIGURATIONS = [
     ("rare_calibrated (prob)", "is"),
     ("abt-buy (prob)", "ais"),
 ]
-WINDOW = 1 / 21  # posterior odds of 1:20 against the best of two models
 
 
 def intervals(estimate) -> tuple[float, float, float, float, float]:
-    """The interval now, the Occam's-window interval and w, for a scalar measure."""
-    low, high = estimate.confidence_interval(0.95)
+    """The interval with the model average's limits, with Occam's window's and w, for a
+    scalar measure: the engine's interval with ``ModelSpread.window`` off and on, whichever
+    the design takes."""
     spread = estimate.model_spread
-    if spread is None or estimate.caveat is not None or spread.weight[0] < WINDOW:
-        weight = np.nan if spread is None else float(spread.weight[0])
-        return low[0], high[0], low[0], high[0], weight
-    m1_low, m1_high = replace(spread, weight=np.ones_like(spread.weight)).limits(0.95)
-    wide_low, wide_high = np.fmin(low, m1_low), np.fmax(high, m1_high)
-    if estimate.bounds is not None:
-        wide_low = np.maximum(wide_low, estimate.bounds[0])
-        wide_high = np.minimum(wide_high, estimate.bounds[1])
-    return low[0], high[0], wide_low[0], wide_high[0], float(spread.weight[0])
+    if spread is None:
+        low, high = estimate.confidence_interval(0.95)
+        return low[0], high[0], low[0], high[0], np.nan
+    low, high, wide_low, wide_high = (
+        limit[0]
+        for window in (False, True)
+        for limit in replace(
+            estimate, model_spread=replace(spread, window=window)
+        ).confidence_interval(0.95)
+    )
+    return low, high, wide_low, wide_high, float(spread.weight[0])
 
 
 def one_run(pool_name: str, sampler_name: str, seed, checkpoints) -> np.ndarray:
@@ -114,21 +118,24 @@ def rows_for(pool_name, sampler_name, repeats, jobs, checkpoints=CHECKPOINTS) ->
             row[f"coverage_{name}_ci"] = "-".join(f"{x:.3f}" for x in coverage_interval(covered))
             row[f"width_{name}"] = np.median(hi[defined] - lo[defined])
         row["median_w"] = np.nanmedian(weight)
-        row["share_in_window"] = np.mean(weight >= WINDOW)
+        row["share_in_window"] = np.mean(weight >= OCCAM_WINDOW)
         rows.append(row)
     return rows
 
 
-def write_markdown(table: pd.DataFrame, path: Path, early: bool = False) -> None:
-    command = "python benchmarks/occam_window.py" + (" --early" if early else "")
+def write_markdown(table: pd.DataFrame, path: Path, early: bool = False, options: str = "") -> None:
+    """The table beside ``path``; ``options`` the command's further options, as they appear
+    in its first line (a file of its own, ``--out``: the pools and samplers too)."""
+    command = "python benchmarks/occam_window.py" + (" --early" if early else "") + options
     lines = [
         "# The model's interval widened to Occam's window (F1)",
         "",
         f"Made by `{command}` (the script's docstring says what the "
         "window is). The same runs read two ways: `now`, the model average's quantiles "
-        "(coverage.md's construction); `window`, their hull with M1's own interval wherever "
-        "w >= 1/21. Target coverage 0.92-0.98. `w`: the median weight on M1; `in window`: "
-        "the share of runs whose interval the window widens.",
+        "(coverage.md's construction, but for OASIS's since 2026-11-30); `window`, their "
+        "hull with M1's own interval wherever w >= 1/21 (OASIS's since then). Target "
+        "coverage 0.92-0.98. `w`: the median weight on M1; `in window`: the share of runs "
+        "whose interval the window widens.",
         "",
         "| pool | sampler | labels | runs | MSE | coverage now | width now | "
         "coverage window | width window | w | in window |",
@@ -157,6 +164,11 @@ def main() -> None:
     configurations = CONFIGURATIONS
     if pools and samplers:
         configurations = [(pool, sampler) for pool in pools for sampler in samplers]
+    options = ""
+    if args.out not in (OUT, EARLY_OUT):
+        named = (("pools", args.pools), ("samplers", args.samplers))
+        options = "".join(f' --{name} "{value}"' for name, value in named if value)
+        options += f" --out {resumable.shown(args.out)}"
     for pool_name, sampler_name in configurations:
         chosen = (pools is None or pool_name in pools) and (
             samplers is None or sampler_name in samplers
@@ -165,7 +177,8 @@ def main() -> None:
             continue
         checkpoints = EARLY if args.early else CHECKPOINTS
         rows = pd.DataFrame(rows_for(pool_name, sampler_name, args.repeats, args.jobs, checkpoints))
-        write_markdown(resumable.save(rows, args.out), args.out.with_suffix(".md"), args.early)
+        table = resumable.save(rows, args.out)
+        write_markdown(table, args.out.with_suffix(".md"), args.early, options)
         print(f"{pool_name}, {sampler_name}: done", flush=True)
 
 

@@ -881,7 +881,8 @@ def _with_model(design: Estimate, sampler, measure, codes, add_model: bool) -> E
             model_variance = intervals.remainder_variance(view, u, pool.n_pool)
         final = not isinstance(sampler, ImportanceSampler) or sampler.deterministic
         if final:  # a stochastic oracle's answers are draws, not the items' labels
-            model = intervals.model_estimate(view, measure, known, pool.n_pool)
+            window = isinstance(sampler, ImportanceSampler) and sampler.occam_window
+            model = intervals.model_estimate(view, measure, known, pool.n_pool, window)
     if not design.defined:
         caveat = design.caveat
     else:

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
@@ -80,6 +80,9 @@ _Z95 = 1.959963984540054  # G_1's limits are its 2.5% and 97.5% quantiles
 _REGION_Z = 2.447746830680816
 _REGION_POINTS = 32
 _GRID_STEPS = 17  # per code, for binary measures whose extremes need not lie at vertices
+# Occam's window (Madigan & Raftery 1994): a map stays in it unless its posterior odds
+# against the other are below 1 to 20 (``ModelSpread.window``)
+OCCAM_WINDOW = 1 / 21
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,6 +300,14 @@ class ModelSpread:
     which turns a small chance of a large miss into a wide interval on both grounds: static
     IS on the sharp calibrated synthetic pool at 500 labels, w = 0.13, G_1's limits
     [0.50, 0.957], gave [0.33, 0.957] around an estimate within 1e-5 of the truth.
+
+    With ``window`` the limits are the hull of those quantiles and M1's own (F_1's, as if
+    w = 1) wherever M1 lies in Occam's window, w >= 1/21 (Madigan & Raftery 1994, JASA 89:
+    a model is kept unless its posterior odds against the best are below 1 to 20): the
+    average lets M1's tail reach the interval only as far as w allows, the window as far
+    as M1 itself reaches. OASIS's intervals take it (``samplers.OASISSampler``, where it
+    is measured); the other designs' do not, because on the calibrated pools it costs them
+    far more width than the coverage it buys (README, "How the intervals are built").
     """
 
     weight: np.ndarray
@@ -305,6 +316,7 @@ class ModelSpread:
     below: np.ndarray
     above: np.ndarray
     remainder: np.ndarray
+    window: bool = False
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
         """F(x) per component; ``x`` (..., m)."""
@@ -325,13 +337,25 @@ class ModelSpread:
         return self.weight * mapped + (1 - self.weight) * identity
 
     def limits(self, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """F's quantiles at (1 -/+ level) / 2, each (m,), to 2^-48 of a span of ten spreads
-        either side; NaN where a component is undefined. A 2^k-way search: F is
-        non-decreasing, so the grid points under the level are a prefix and their count
-        picks the next bracket. A scalar measure's time is the rounds, so it takes six of 256
-        ways (0.6 ms against sixteen rounds' 1.0-1.3); a PR curve's is the points (2 x 2,049
-        components), so it takes sixteen rounds of 8 ways, bisection's 48 halvings in a third
-        of the calls."""
+        """The model's interval, each (m,): F's quantiles at (1 -/+ level) / 2, with
+        ``window`` their hull with M1's own where w >= 1/21; NaN where a component is
+        undefined."""
+        low, high = self._quantiles(confidence_level)
+        kept = self.weight >= OCCAM_WINDOW
+        if self.window and kept.any():
+            alone = replace(self, weight=np.ones_like(self.weight), window=False)
+            map_low, map_high = alone._quantiles(confidence_level)
+            low = np.where(kept, np.fmin(low, map_low), low)
+            high = np.where(kept, np.fmax(high, map_high), high)
+        return low, high
+
+    def _quantiles(self, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+        """F's quantiles at (1 -/+ level) / 2, to 2^-48 of a span of ten spreads either
+        side. A 2^k-way search: F is non-decreasing, so the grid points under the level are
+        a prefix and their count picks the next bracket. A scalar measure's time is the
+        rounds, so it takes six of 256 ways (0.6 ms against sixteen rounds' 1.0-1.3); a PR
+        curve's is the points (2 x 2,049 components), so it takes sixteen rounds of 8 ways,
+        bisection's 48 halvings in a third of the calls."""
         tail = (1 - confidence_level) / 2
         below, above = np.hypot(self.below, self.remainder), np.hypot(self.above, self.remainder)
         reach = 10 * (np.maximum(below, above) + 1e-12)
@@ -354,13 +378,14 @@ class ModelSpread:
 
 
 def model_estimate(
-    view: OracleView, measure: Measure, known_mass: np.ndarray, n_pool: int
+    view: OracleView, measure: Measure, known_mass: np.ndarray, n_pool: int, window: bool = False
 ) -> tuple[np.ndarray, ModelSpread] | None:
     """The model's estimate of the measure (m,) and its distribution: the answers where
     items are labelled (``known_mass`` (codes, C) counts them), pi's expected class mass for
     the rest, the remainder variance at the model's own R, and, for the recalibrated
-    probabilities, what their fit leaves uncertain (``recalibration_spread``). None where
-    the measure is not defined there."""
+    probabilities, what their fit leaves uncertain (``recalibration_spread``), its limits
+    widened to Occam's window with ``window`` (``ModelSpread``). None where the measure is
+    not defined there."""
     risk = _model_risks(view, view.response[None], measure, known_mass, n_pool)[0]
     if measure.undefined_reason(risk) is not None:
         return None
@@ -376,7 +401,9 @@ def model_estimate(
         np.where(np.isnan(at_map), value, at_map),
         np.where(np.isnan(identity), value, identity),
     )
-    spread = ModelSpread(np.full_like(value, weight), identity, at_map, below, above, remainder)
+    spread = ModelSpread(
+        np.full_like(value, weight), identity, at_map, below, above, remainder, window
+    )
     return value, spread
 
 

@@ -114,6 +114,8 @@ class ImportanceSampler(SharesFrozenArrays):
     # OASIS's proposal follows its running estimate, which a repeated draw moves; the others'
     # stays fixed from one new label to the next (``estimators.estimate_is_rao_blackwellised``)
     proposal_moves_on_reused_answers = False
+    # the oracle model's interval widened to Occam's window (``intervals.ModelSpread``): OASIS
+    occam_window = False
 
     def __init__(
         self,
@@ -1254,9 +1256,23 @@ class OASISSampler(ImportanceSampler):
     proposal is evaluated per stratum with R from the current importance-weighted estimate
     (the model's while that is undefined), mixed with ``uniform_share`` of p(x); items are
     drawn uniformly within a stratum, with replacement.
+
+    Its intervals take the oracle model's limits widened to Occam's window
+    (``intervals.ModelSpread``). OASIS spends nearly all its labels where the classifier is
+    surest (98% at logit p̂ < -6 on the over-confident synthetic pool) and few on the
+    moderate items whose answers tell the recalibrated map's slope, so there the model
+    average often leans on p̂ and the design has met none of the hidden false negatives.
+    Over twelve redrawn over-confident pools (200 runs each, F1) the average's intervals
+    covered 0.995 / 0.921 / 0.906 / 0.962 on average at 200 / 500 / 1000 / 2000 labels,
+    below 0.92 on 6 / 4 / 1 of the 12 pools at 500 / 1000 / 2000 (0.695 at worst); the
+    window's 0.996 / 0.988 / 0.970 / 0.973 (below on 0 / 1 / 1), at median widths +16 /
+    +10 / +2 / 0%. On the calibrated pools it costs OASIS +8-13% (rare_calibrated) and
+    +22 / 35 / 37 / 2% (abt-buy's probability column), where its intervals were narrower
+    than its errors call for (README, "How the intervals are built").
     """
 
     proposal_moves_on_reused_answers = True
+    occam_window = True
 
     def __init__(
         self,

@@ -36,3 +36,11 @@ def test_the_variants_of_the_defaults_before_estimate_without_the_hindsight_weig
     for name in coverage.DEFAULT_AIS_VARIANTS - {"ais"}:
         sampler, options = coverage.VARIANTS[name]
         assert sampler == "ais" and options["hindsight_weights"] is False, name
+
+
+def test_an_oasis_row_made_before_occams_window_says_so():
+    current = coverage.construction("oasis")
+    assert current.endswith("+ow") and coverage.verdict(row("oasis", current)) == ""
+    assert "Occam's window" in coverage.verdict(row("oasis", current.removesuffix("+ow")))
+    # the other designs never took it: their rows are current without the tag
+    assert not coverage.construction("is").endswith("+ow")
