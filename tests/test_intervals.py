@@ -14,6 +14,9 @@ import evalcore as ec
 from evalcore import intervals
 from evalcore.simulate import coverage_interval
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import synthetic  # noqa: E402
+
 LEVEL = 0.95
 REPEATS = 200
 
@@ -433,9 +436,6 @@ def test_oasis_covers_on_the_over_confident_pool_at_1000_labels():
     pool the model average leaned on p̂ and the interval covered 0.82 at 1000 labels (200
     runs, benchmarks/results/coverage.md; 0.83 in these 100). With the model's limits
     widened to Occam's window: 0.98 here."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-    import synthetic
-
     mapping = ec.ColumnMapping(score="score", id="item_id", pred="pred", label="label", prob="prob")
     pool = ec.Pool.from_dataframe(synthetic.make_pool("over_confident"), mapping)
     measure = ec.get_measure("f1")
