@@ -532,13 +532,7 @@ def main() -> None:
     samplers = args.samplers.split(",") if args.samplers else SAMPLERS
     if args.early and not args.samplers:  # the samplers the app offers
         samplers = [name for name in SAMPLERS if name not in VARIANTS]
-    options = "".join(
-        f' --{name} "{value}"'
-        for name, value in (("pools", args.pools), ("samplers", args.samplers))
-        if value
-    )
-    if args.out != default_out:
-        options += f" --out {resumable.shown(args.out)}"
+    options = resumable.command_options(args, default_out)
     done = resumable.done(args)
     for pool_name in pools:
         pool = load(pool_name)

@@ -125,7 +125,7 @@ def rows_for(pool_name, sampler_name, repeats, jobs, checkpoints=CHECKPOINTS) ->
 
 def write_markdown(table: pd.DataFrame, path: Path, early: bool = False, options: str = "") -> None:
     """The table beside ``path``; ``options`` the command's further options, as they appear
-    in its first line (a file of its own, ``--out``: the pools and samplers too)."""
+    in its first line (``resumable.command_options``)."""
     command = "python benchmarks/occam_window.py" + (" --early" if early else "") + options
     lines = [
         "# The model's interval widened to Occam's window (F1)",
@@ -164,11 +164,7 @@ def main() -> None:
     configurations = CONFIGURATIONS
     if pools and samplers:
         configurations = [(pool, sampler) for pool in pools for sampler in samplers]
-    options = ""
-    if args.out not in (OUT, EARLY_OUT):
-        named = (("pools", args.pools), ("samplers", args.samplers))
-        options = "".join(f' --{name} "{value}"' for name, value in named if value)
-        options += f" --out {resumable.shown(args.out)}"
+    options = resumable.command_options(args, EARLY_OUT if args.early else OUT)
     for pool_name, sampler_name in configurations:
         chosen = (pools is None or pool_name in pools) and (
             samplers is None or sampler_name in samplers

@@ -2,7 +2,8 @@
 each (pool, sampler) configuration's rows are written to the results file as it finishes, in
 place of its earlier ones (``save``), and ``--resume`` skips those already there; and the rows
 and tables of the scripts that read each run themselves (``checkpoint_row``, ``mse_table``);
-and how a results file names an ``--out`` path in the command that made it (``shown``)."""
+and how a results file names its command's options and ``--out`` path
+(``command_options``, ``shown``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ def shown(path: Path) -> Path:
     lies inside it, so the command runs from there on any machine."""
     path = path.resolve()
     return path.relative_to(CHECKOUT) if path.is_relative_to(CHECKOUT) else path
+
+
+def command_options(args: argparse.Namespace, default_out: Path) -> str:
+    """``--pools``, ``--samplers`` and (where it is not ``default_out``) ``--out`` as the
+    first line of a results file repeats the command that made it."""
+    named = (("pools", args.pools), ("samplers", args.samplers))
+    options = "".join(f' --{name} "{value}"' for name, value in named if value)
+    if args.out != default_out:
+        options += f" --out {shown(args.out)}"
+    return options
 
 
 def parse(
