@@ -126,12 +126,12 @@ HINDSIGHT = {"ais"}
 WINDOWED = {"oasis"}
 
 
-# why a cell of the current construction is below target (measured; README, "Not yet right"):
-# none since OASIS's intervals took Occam's window (2026-11-30), whose cells on over_confident
-# were below it until then
+# why a cell of the current construction is below target (measured; README, "Not yet right",
+# traced in docs/intervals_record.md): none since OASIS's intervals took Occam's window
+# (2026-11-30), whose cells on over_confident were below it until then
 SHORTFALLS: dict[tuple[str, str], str] = {}
 
-# the same, for coverage_early.md's cells (README, "Early in a session")
+# the same, for coverage_early.md's cells (docs/intervals_record.md, "Early in a session")
 EARLY_SHORTFALLS = {
     ("over_confident (prob)", "ais"): (
         "the runs that miss have mostly found no positive among the 49,938 items at logit p̂ "
@@ -155,8 +155,8 @@ EARLY_SHORTFALLS = {
 
 
 # the same for recall and balanced accuracy (half of it is recall) early on over-confident
-# pools, the reference pool and its realisations (README, "Recall early on an over-confident
-# pool")
+# pools, the reference pool and its realisations (docs/intervals_record.md, "Recall early on an
+# over-confident pool")
 _RECALL_EARLY_MISSES = (
     "the runs that miss have found no positive at logit p̂ < -6, where 45 of the 80 "
     "positives hide; their first answers lie among the predicted positives and bear p̂ out, "
@@ -172,8 +172,8 @@ _RECALL_EARLY_SHORTFALLS = {
 }
 # the reasons for the default AIS were measured on its linear form, the default before
 # 2026-11-29, whose rows are ais-linear's since; for F1 on over_confident the answers keep
-# the root form's share at 0 in nearly every run (README, "Prop. 4's root form"), so there
-# the default's draws are the linear form's
+# the root form's share at 0 in nearly every run (docs/ais_record.md, "Prop. 4's root form"),
+# so there the default's draws are the linear form's
 for _reasons in (EARLY_SHORTFALLS, _RECALL_EARLY_SHORTFALLS):
     _reasons.update(
         {(pool, "ais-linear"): why for (pool, name), why in _reasons.items() if name == "ais"}

@@ -5,8 +5,8 @@ seed. OpenBLAS picks its kernels by processor and numpy its SIMD loops, so two m
 round a proposal differently in its last bits, and where a choice made from it (a share on a
 grid, a floored cell, the draw itself) comes out otherwise, they draw other items. On a
 machine with AVX-512, ``OPENBLAS_CORETYPE=Haswell`` with numpy's AVX-512 loops off
-(``NPY_DISABLE_CPU_FEATURES``) reproduces a machine with AVX2 only (README, "Both switches
-together emulate that machine exactly").
+(``NPY_DISABLE_CPU_FEATURES``) reproduces a machine with AVX2 only (docs/ais_record.md,
+"Both switches together emulate that machine exactly").
 
 For each sampler, a session of ``--answers`` answers (F1, the pool's true labels as the
 expert, seed 7) is made in a child process under the switches (``--env``) and saved with
