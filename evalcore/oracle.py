@@ -208,12 +208,15 @@ class DirichletTreeModel:
         beta~ (eq. 14). psi_{y,k} is the product of the branch probabilities on k's path.
         """
         B = self.partition.branching
-        x = self.beta_ + self.ancestors_ @ counts
+        # a one-level tree's nodes are its leaves: the sums over paths are the identity, and
+        # skipping the sparse products (about 9 us each, 12 per AIS answer) changes no bit
+        flat = self.partition.depth == 1
+        x = self.beta_ + (counts if flat else self.ancestors_ @ counts)
         if mode:
             x = np.maximum(x - 1.0, _MODE_FLOOR)
         siblings = x.reshape(-1, B, x.shape[1]).sum(axis=1)
         log_b = np.log(x) - np.repeat(np.log(siblings), B, axis=0)
-        return self.ancestors_t_ @ log_b, log_b
+        return (log_b if flat else self.ancestors_t_ @ log_b), log_b
 
     # -- App. H: posterior predictive for a stochastic oracle ---------------------------
     def _posterior_predictive(self) -> np.ndarray:

@@ -63,6 +63,39 @@ def test_em_reaches_the_brute_force_map_on_a_tiny_tree():
     np.testing.assert_allclose(model._em_map(model.response_)[0], model.response_, atol=1e-7)
 
 
+def test_a_one_level_tree_reaches_the_brute_force_map_bit_for_bit_as_through_its_paths():
+    """AIS's mixture keeps a one-level tree (``flat_tree``), whose nodes are its leaves:
+    ``_descend`` skips the sums over paths there (the identity). Its EM still reaches the
+    MAP found directly, and the shortcut changes no bit of what the paths would give."""
+    pool = synthetic_pool(n=24, positive_rate=0.4, seed=3)
+    partition = ec.partition_pool(pool, depth=1, branching=4)
+    prior = ec.prior_from_probabilities(pool.prob, partition)
+    model = ec.DirichletTreeModel(partition, prior, em_tol=1e-13, em_max_iter=5000)
+    for item in [0, 5, 11, 17, 23]:
+        model.update(partition.block[item], pool.y_true[item])
+    beta, alpha = 1 + prior, 1 + prior.sum(axis=0)  # depth 1: one pseudo-count per leaf
+
+    def negative_log_posterior(z):
+        log_theta, log_b = log_softmax(z[:2]), log_softmax(z[2:].reshape(4, 2), axis=0)
+        log_joint = log_theta + log_b
+        value = np.sum(model.observed_ * log_joint)
+        value += model.unobserved_ @ np.log(np.exp(log_joint).sum(axis=1))
+        return -(value + np.sum((alpha - 1) * log_theta) + np.sum((beta - 1) * log_b))
+
+    z = minimize(negative_log_posterior, np.zeros(10), method="BFGS", options={"gtol": 1e-10}).x
+    joint = np.exp(log_softmax(z[:2]) + log_softmax(z[2:].reshape(4, 2), axis=0))
+    np.testing.assert_allclose(model.response_, joint / joint.sum(axis=1, keepdims=True), atol=1e-5)
+
+    counts = model.observed_ + model.unobserved_[:, None] * model.response_
+    for mode in (True, False):
+        x = model.beta_ + model.ancestors_ @ counts
+        x = np.maximum(x - 1.0, oracle._MODE_FLOOR) if mode else x
+        log_b = np.log(x) - np.log(x.sum(axis=0))
+        log_psi, shortcut_b = model._descend(counts, mode)
+        assert np.array_equal(shortcut_b, log_b)
+        assert np.array_equal(log_psi, model.ancestors_t_ @ log_b)
+
+
 def test_em_never_lowers_the_observed_data_log_posterior():
     pool, partition, prior, model = tiny_model()
     model.update(partition.block[3], 1)
