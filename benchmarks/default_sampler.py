@@ -113,6 +113,7 @@ import synthetic  # noqa: E402
 OUT = HERE / "results" / "default_sampler.csv"
 POOLS = ["over_confident (prob)", "over_confident (true)", "sharp_calibrated (prob)"]
 POOLS += ["abt-buy (prob)", "abt-buy", "tweets100k", "rare_calibrated (prob)"]
+POOLS += ["band_miscalibrated (prob)"]
 # the default before 2026-11-26: the depth-8 tree in the mixture, its share chosen after
 # every answer (AISSampler._block_share); the candidates below measured against it keep it
 # and every candidate measured before 2026-11-27 read the item-level model at its MAP,

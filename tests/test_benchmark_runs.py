@@ -359,3 +359,23 @@ def test_exact_variance_reads_a_familys_realisation_by_the_name_its_runs_are_sto
         named.y_true, default_sampler.load("over_confident (prob)").y_true
     )
     assert not np.array_equal(named.y_true, pool.y_true)
+
+
+def test_the_band_miscalibrated_pool_hides_its_false_negatives_in_one_band_of_the_score():
+    """synthetic.py's pool outside the family the model assumes: calibrated but around logit
+    p̂ = -6, where the false negatives gather beyond what p̂ expects, and where no map
+    a + b logit p̂ reaches the true probabilities."""
+    import synthetic
+
+    frame = synthetic.make_pool("band_miscalibrated")
+    logit = frame.score.to_numpy()
+    true_logit = np.log(frame.true_prob / (1 - frame.true_prob)).to_numpy()
+    false_negative = ((frame.label == 1) & (frame.pred == 0)).to_numpy()
+    band = (logit > -8) & (logit < -4)
+    assert false_negative[band].sum() > 3 * frame.prob[band].sum()  # 43 against 9.7
+    rest = ~band & (frame.pred == 0).to_numpy()
+    expected = frame.prob[rest].sum()  # elsewhere as many as p̂ expects, within 3 sd
+    assert abs(false_negative[rest].sum() - expected) < 3 * np.sqrt(expected)
+    where = (logit > -12) & (logit < 0)  # the best straight line in the logit misses the band
+    slope, intercept = np.polyfit(logit[where], true_logit[where], 1)
+    assert np.max(np.abs(true_logit[where] - (intercept + slope * logit[where]))) > 1.0
