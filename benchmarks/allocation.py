@@ -8,7 +8,7 @@ found there (the weight of a find in Des Raj's term, 1 / (N q'_s(x)),
 estimate). Seed 2021 as in default_sampler.py. Written to benchmarks/results/allocation.md.
 
     python benchmarks/allocation.py [--pool "abt-buy (prob)"] [--runs 10] [--labels 1000]
-        [--samplers ais,ais-item,ais-block,is]
+        [--samplers ais,ais-item,ais-block,is] [--out FILE]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import evalcore as ec
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import resumable  # noqa: E402
 from default_sampler import SAMPLERS, load  # noqa: E402
 
 OUT = HERE / "results" / "allocation.md"
@@ -64,6 +65,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--labels", type=int, default=1000)
     parser.add_argument("--samplers", default="ais,ais-item,ais-block,is")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     pool = load(args.pool)
     prob, where = pool.prob[:, 1], ranges(pool.prob[:, 1])
@@ -74,7 +76,9 @@ def main() -> None:
         f"# Where the labels go: {args.pool}, {args.labels} labels",
         "",
         f'Made by `python benchmarks/allocation.py --pool "{args.pool}" --runs {args.runs} '
-        f"--labels {args.labels} --samplers {args.samplers}` (seed 2021; the script's "
+        f"--labels {args.labels} --samplers {args.samplers}"
+        + ("" if args.out == OUT else f" --out {resumable.shown(args.out)}")
+        + "` (seed 2021; the script's "
         "docstring says what each row is). Means over the runs.",
         "",
         "| | " + " | ".join(names) + " |",
@@ -93,7 +97,7 @@ def main() -> None:
         lines.append(f"| {name}: found | " + " | ".join(f"{x:.1f}" for x in found) + " |")
         lines.append(f"| {name}: weight of a find | " + " | ".join(medians) + " |")
         print(name, "done", flush=True)
-    OUT.write_text("\n".join(lines) + "\n")
+    args.out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

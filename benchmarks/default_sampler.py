@@ -67,6 +67,9 @@ Samplers:
 * ``ais-deep``: the default with the depth-8 binary tree in the mixture in place of the
   one-level one, at the same fixed share (``flat_tree=False``), a candidate (2026-11-28,
   stop 57; screened by exact_variance.py);
+* ``ais-no-bound``: the default without ``bound_find_effect`` (2026-11-30, on
+  band_miscalibrated, where the bound keeps the band that holds the false negatives at its
+  floor early on);
 * ``ais-block``: seed 003's block-level Dirichlet-tree AIS (the default before issue 13);
 * ``ais-1`` and ``is``: as in the app.
 
@@ -147,6 +150,7 @@ SAMPLERS = {  # name in the table: (sampler, options)
     "ais-split-w": ("ais", {"weight_at_block_sd": True, **LINEAR}),
     "ais-w-prior-sd": ("ais", {"weight_at_block_sd": True}),
     "ais-deep": ("ais", {"flat_tree": False, **LINEAR}),
+    "ais-no-bound": ("ais", {"bound_find_effect": False}),
     "ais-block": ("ais", {"oracle_model": "block"}),
     "ais-1": ("ais-1", {}),
     "is": ("is", {}),
@@ -156,7 +160,7 @@ BASELINES = ("ais-block", "ais-1", "is")
 CANDIDATES = ("ais", "ais-adaptive", "ais-cap", "ais-next", "ais-next-sd6", "ais-sd6")
 CANDIDATES += ("ais-flat", "ais-flat-sd6", "ais-item", "ais-plain", "ais-unbounded", "ais-offsets")
 CANDIDATES += ("ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w", "ais-deep")
-CANDIDATES += ("ais-linear", "ais-stage", "ais-w-prior-sd")
+CANDIDATES += ("ais-linear", "ais-stage", "ais-w-prior-sd", "ais-no-bound")
 CHECKPOINTS = (500, 1000, 2000)
 SEED = 2021
 RUN_COLUMNS = ["pool", "sampler", "code", "run", "n_labels", "estimate", "low", "high"]
