@@ -227,10 +227,13 @@ POOLS = {
     "tweets100k (expit)": ("tweets100k.csv.gz", None),
 }
 EARLY_POOLS = {**POOLS, "sharp_calibrated (prob)": ("sharp_calibrated", "prob")}
-# run only when named by --pools: probabilities exactly 0 or 1 (synthetic.py)
-NAMED_POOLS = {**EARLY_POOLS, "hard_classifier (prob)": ("hard_classifier", "prob")}
-# and calibrated but for one band of the score, outside the family the model assumes
-NAMED_POOLS["band_miscalibrated (prob)"] = ("band_miscalibrated", "prob")
+# run only when named by --pools (synthetic.py): probabilities exactly 0 or 1; calibrated but
+# for one band of the score, outside the family the model assumes
+NAMED_POOLS = {
+    **EARLY_POOLS,
+    "hard_classifier (prob)": ("hard_classifier", "prob"),
+    "band_miscalibrated (prob)": ("band_miscalibrated", "prob"),
+}
 
 
 def load(name: str) -> ec.Pool:

@@ -15,6 +15,7 @@ import evalcore as ec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import default_sampler  # noqa: E402
+import synthetic  # noqa: E402
 
 CHECKPOINTS, REPEATS = (20, 40), 4
 
@@ -365,8 +366,6 @@ def test_the_band_miscalibrated_pool_hides_its_false_negatives_in_one_band_of_th
     """synthetic.py's pool outside the family the model assumes: calibrated but around logit
     p̂ = -6, where the false negatives gather beyond what p̂ expects, and where no map
     a + b logit p̂ reaches the true probabilities."""
-    import synthetic
-
     frame = synthetic.make_pool("band_miscalibrated")
     logit = frame.score.to_numpy()
     true_logit = np.log(frame.true_prob / (1 - frame.true_prob)).to_numpy()
