@@ -121,6 +121,10 @@ CONTROLLED = {"bernoulli", *DEFAULT_AIS_VARIANTS}
 # "+hw": and reads each stage's predicted variance with the model of now as well as its own
 # (estimators.stage_weights' hindsight_weights; the default AIS only, since later on 2026-11-29)
 HINDSIGHT = {"ais"}
+# "+cf": and floors the cells whose finds cost more at Prop. 4's value than at the tree's
+# share (samplers.AISSampler.costly_cells, ``floor_by_cost``; the default AIS only, since
+# 2026-12-01): other draws
+COST_FLOORED = {"ais"}
 # "+ow": the oracle model's limits widened to Occam's window (intervals.ModelSpread; OASIS
 # only, since 2026-11-30)
 WINDOWED = {"oasis"}
@@ -214,6 +218,7 @@ def construction(sampler: str) -> str:
         + ("+sw" if sampler in STAGE_WEIGHTED else "")
         + ("+cv" if sampler in CONTROLLED else "")
         + ("+hw" if sampler in HINDSIGHT else "")
+        + ("+cf" if sampler in COST_FLOORED else "")
         + ("+ow" if sampler in WINDOWED else "")
     )
 
@@ -407,6 +412,12 @@ def verdict(row, early: bool = False, measure: str = "f1") -> str:
             "measured before the model's limits were widened to Occam's window (the same draws)"
         )
     made = made.removesuffix("+ow")
+    if row.sampler in COST_FLOORED and not made.endswith("+cf"):
+        notes.append(
+            "measured with the default before its floor took the cells whose finds cost more "
+            "than at the tree's share (floor_by_cost; other draws)"
+        )
+    made = made.removesuffix("+cf")
     if row.sampler in HINDSIGHT and not made.endswith("+hw"):
         notes.append(
             "measured before the stage weights read each term's variance with the model of "

@@ -791,7 +791,12 @@ class AISSampler(ImportanceSampler):
     find adds an error as large as the measure's room rather than a variance, so, unlike the
     variance Prop. 4 minimises, the error grows with q. As t grows the cells leave this
     regime one by one; the tree's share keeps looking everywhere. False: Prop. 4's values in
-    every cell (AIS sessions saved before 2026-11-26 replay that way).
+    every cell (AIS sessions saved before 2026-11-26 replay that way). With
+    ``floor_by_cost`` (default True since 2026-12-01; with ``bound_find_effect`` only) the
+    floor also takes the cells where a find would stay within the room at Prop. 4's value
+    but the variance of those finds costs more than leaving the cell to the tree's rare,
+    saturated ones and to the bias of its missing share (``costly_cells``); False floors
+    only the saturated cells (AIS sessions saved before replay that way).
 
     ``integrate_offsets`` ("recalibrated", the default since 2026-11-27; "none"; "both";
     binary pools with the item-level model) takes the named maps' predictions as their
@@ -851,6 +856,7 @@ class AISSampler(ImportanceSampler):
         control_variate=True,
         flat_tree=True,
         bound_find_effect=True,
+        floor_by_cost=True,
         integrate_offsets="recalibrated",
         fit_block_sd="recalibrated",
         unanswered_sd="prior",
@@ -863,6 +869,7 @@ class AISSampler(ImportanceSampler):
         self.root_component = root_component
         self.hindsight_weights = hindsight_weights
         self.bound_find_effect = bound_find_effect
+        self.floor_by_cost = floor_by_cost
         self.control_variate = control_variate and self.n_codes_ <= MAX_CONTROL_CODES
         if not 0 <= defensive < 1:
             raise ValueError(f"`defensive` must lie in [0, 1), got {defensive!r}.")
@@ -1070,7 +1077,10 @@ class AISSampler(ImportanceSampler):
     def floored_cells(self, item, block, share: float, response: np.ndarray) -> np.ndarray:
         """The cells whose item-level value ``bound_find_effect`` lowers to its floor: where
         one find would move the estimate past the end of the measure's range, unless the
-        lowering would leave the draws the model expects there moving it that far.
+        lowering would leave the draws the model expects there moving it that far; and with
+        ``floor_by_cost``, of the other cells the lowering leaves calm, those where the
+        finds' variance at Prop. 4's value costs more than the tree's rare finds and the
+        missing share (``costly_cells``).
 
         ``item``, ``block``: the components' ``_values_under``; ``share``: the tree's;
         ``response``: the item-level model's pi_t(y|x) (R_t is the item component's). Let q_c be
@@ -1103,7 +1113,66 @@ class AISSampler(ImportanceSampler):
         scale = self.pool.n_pool * (self.n_labels + 1) / unlabelled
         reach = self.find_reach(risk, sq_norm)[self.cell_code_]
         chance = np.sum(self._nonzero[self.cell_code_] * response, axis=1)
-        return (reach > scale * q) & (chance * reach <= scale * tree)
+        calm = chance * reach <= scale * tree
+        saturated = (reach > scale * q) & calm
+        if not self.floor_by_cost:
+            return saturated
+        finds, bias = self._finds_and_bias(scale, reach, chance)
+        return saturated | self.costly_cells(finds * q, finds * tree, bias, calm & ~saturated)
+
+    def _finds_and_bias(self, scale, reach, chance):
+        """Per cell, the expected number of finds in the next t + 1 draws per unit of the
+        next draw's probability q (restricted to the unlabelled items), and b, the share of
+        the measure the cell's answers with a loss hold to first order, in rooms
+        (``costly_cells``)."""
+        per_item = self.cell_unlabelled_ * chance / self.pool.n_pool
+        return scale * per_item, per_item * reach
+
+    @staticmethod
+    def costly_cells(finds, tree_finds, bias, open_cells) -> np.ndarray:
+        """Of the ``open_cells`` (calm, not saturated: a find there at Prop. 4's value stays
+        within the measure's room), those ``floored_cells`` lowers to the floor because the
+        error they add there costs more than the error they add at the tree's share alone.
+
+        Over the next t + 1 draws (the horizon ``floored_cells`` reads a find's move at) a
+        cell whose items are drawn with probability q expects P = ``finds`` finds, each
+        moving the estimate by rho = b / P rooms; b = ``bias``, the cell's share of the
+        measure in rooms (its expected answers with a loss times the first-order move of
+        each), does not depend on q. To first order (seed 003 eq. 1, Des Raj's terms):
+
+        * where rho <= 1 the estimate follows the finds, and the cell adds their variance,
+          P rho^2 = b rho;
+        * where rho > 1 it cannot: each find costs about the whole room, P in all, and
+          without one the cell's share b is missing from the estimate. The missing shares
+          of such cells add up (a false negative only lowers F1; for other measures this
+          takes the worst case, one sign), so together they cost (sum b)^2.
+
+        Lowering an open cell to its floor leaves it the tree's probability, rho' = b / P'
+        with P' = ``tree_finds``. Where rho' <= 1 that only raises its variance, so those
+        stay. Where rho' > 1 it trades b rho for b / rho' and adds b to the missing shares:
+        the floored set S minimises (B + sum_S b)^2 - sum_S b (rho - 1 / rho'), B the sum
+        of b over the cells with rho > 1 (the saturated cells, which ``floored_cells``
+        lowers anyway where they are calm, as this cost asks: their error only falls with
+        P). A quadratic in the shares and linear in the savings: the cells are taken in
+        order of saving per share, rho - 1 / rho', and the best prefix is kept (exact where
+        the shares are equal; otherwise within one cell's term of the best subset). No
+        constant is chosen. As t grows every P grows with it, and once the tree's share
+        alone keeps a cell's finds within the room (rho' <= 1) the cell has Prop. 4's value
+        again, so the floor is left for good, as the saturated cells' is."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho, rho_tree = bias / finds, bias / tree_finds
+        saturated_share = bias[rho > 1].sum()
+        candidates = np.flatnonzero(open_cells & (bias > 0) & (rho_tree > 1))
+        floored = np.zeros(len(bias), dtype=bool)
+        if not len(candidates):
+            return floored
+        order = candidates[np.argsort(1 / rho_tree[candidates] - rho[candidates], kind="stable")]
+        saving = np.cumsum(bias[order] * (rho[order] - 1 / rho_tree[order]))
+        cost = (saturated_share + np.cumsum(bias[order])) ** 2 - saving
+        best = int(np.argmin(cost))
+        if cost[best] < saturated_share**2:
+            floored[order[: best + 1]] = True
+        return floored
 
     def _with_floored_cells(self, item, block, share, response):
         """The item-level component's ``_values_under`` with Prop. 4's value lowered to its

@@ -86,6 +86,7 @@ _LATER_OPTIONS = {
         "block_share": (0.1, None),
         "flat_tree": (True, False),
         "bound_find_effect": (True, False),
+        "floor_by_cost": (True, False),
         "integrate_offsets": ("recalibrated", "none"),
         "fit_block_sd": ("recalibrated", "none"),
         "unanswered_sd": ("prior", "fitted"),
@@ -106,6 +107,7 @@ def saved_options(sampler_name: str, options: dict, pool=None) -> dict:
     block-level one, and AIS sessions saved before the mixture's tree was flat and its share
     fixed replay with the share chosen after every answer on the tree of ``depth`` levels,
     AIS sessions saved before ``bound_find_effect`` with Prop. 4's values everywhere, AIS
+    sessions saved before ``floor_by_cost`` with only the saturated cells floored, AIS
     sessions saved before ``integrate_offsets`` with the item-level model at its MAP, AIS
     sessions saved before ``fit_block_sd`` with its block intercepts' sd at ``block_sd``,
     AIS sessions saved before ``warm_start`` with the item-level model fitted from the

@@ -26,9 +26,18 @@ def row(sampler: str, intervals: str) -> SimpleNamespace:
 def test_a_default_ais_row_made_before_the_hindsight_weights_says_so():
     current = coverage.construction("ais")
     assert coverage.verdict(row("ais", current)) == ""
-    before = current.removesuffix("+hw")
+    before = current.removesuffix("+cf").removesuffix("+hw")
     assert "model of now" in coverage.verdict(row("ais", before))
     # the variants never had them: their rows are current without the tag
+    assert coverage.verdict(row("ais-linear", coverage.construction("ais-linear"))) == ""
+
+
+def test_a_default_ais_row_made_before_the_cost_floor_says_so_and_nothing_else():
+    current = coverage.construction("ais")
+    assert current.endswith("+hw+cf")
+    note = coverage.verdict(row("ais", current.removesuffix("+cf")))
+    assert "floor_by_cost" in note and "model of now" not in note
+    # the variants never had it: their rows are current without the tag
     assert coverage.verdict(row("ais-linear", coverage.construction("ais-linear"))) == ""
 
 

@@ -190,6 +190,7 @@ def test_the_report_states_settings_and_the_estimate(ais):
         "block_share": 0.1,
         "flat_tree": True,
         "bound_find_effect": True,
+        "floor_by_cost": True,
         "integrate_offsets": "recalibrated",
         "fit_block_sd": "recalibrated",
         "unanswered_sd": "prior",

@@ -474,33 +474,97 @@ def test_the_floored_cells_are_saturated_and_stay_calm_on_the_trees_share():
     t + 1 terms at the next draw's probability q(x) (the mixture restricted to the
     unlabelled items), moves F1 past its room, reach > N (t + 1) q(x), and the draws the
     model expects there (chance p of an answer with a loss) would not do so at the tree's
-    part of q(x) alone: p reach <= N (t + 1) q_tree(x)."""
+    part of q(x) alone: p reach <= N (t + 1) q_tree(x). With ``floor_by_cost`` the calm
+    cells that are not saturated are weighed by ``costly_cells``, on their expected finds
+    in the next t + 1 draws at q and at the tree's part, and their share of F1, summed here
+    item by item."""
     rng = np.random.default_rng(9)
     z = np.concatenate([rng.normal(-9.0, 1.0, 2500), rng.normal(-1.0, 1.5, 500)])
     y = (rng.random(len(z)) < expit(z)).astype(int)
     pool = ec.Pool.from_arrays(z, y_true=y, prob=expit(z))
     measure = ec.get_measure("f1")
-    sampler = ec.make_sampler("ais", pool, measure, 2, depth=4, bound_find_effect=False)
-    answer(sampler, pool, 5)
-    sampler.pmf_of(np.arange(1))
-    response = [sampler.cell_response(m) for m in ("item", "block")]
-    item, block = (sampler._values_under(r) for r in response)
-    item = sampler._with_root_values(item, block, response[0])  # the default's forms
-    share = sampler.block_share_
-    unlabelled = sampler.labels_ < 0
-    cell = sampler.cell_of_[unlabelled]
-    q = sampler.pmf()[unlabelled]  # the mixture, unbounded, item by item
-    tree = share * block[0][cell] / block[2] / q.sum()
-    q = q / q.sum()
-    reach = sampler.find_reach(sampler.model_risk(response[0]), item[3])
-    reach = reach[sampler.cell_code_[cell]]
-    chance = np.where(pool.y_pred[unlabelled] == 1, 1.0, response[0][cell, 1])
-    scale = pool.n_pool * (sampler.n_labels + 1)
-    expected = (reach > scale * q) & (chance * reach <= scale * tree)
-    floored = sampler.floored_cells(item, block, share, response[0])
-    np.testing.assert_array_equal(floored[cell], expected)
-    assert 0 < expected.sum() < len(expected)
-    assert (reach > scale * q).sum() > expected.sum()  # some saturated cells are not calm
+    for by_cost in (False, True):
+        sampler = ec.make_sampler(
+            "ais", pool, measure, 2, depth=4, bound_find_effect=False, floor_by_cost=by_cost
+        )
+        answer(sampler, pool, 5)
+        sampler.pmf_of(np.arange(1))
+        response = [sampler.cell_response(m) for m in ("item", "block")]
+        item, block = (sampler._values_under(r) for r in response)
+        item = sampler._with_root_values(item, block, response[0])  # the default's forms
+        share = sampler.block_share_
+        unlabelled = sampler.labels_ < 0
+        cell = sampler.cell_of_[unlabelled]
+        q = sampler.pmf()[unlabelled]  # the mixture, unbounded, item by item
+        tree = share * block[0][cell] / block[2] / q.sum()
+        q = q / q.sum()
+        reach = sampler.find_reach(sampler.model_risk(response[0]), item[3])
+        reach = reach[sampler.cell_code_[cell]]
+        chance = np.where(pool.y_pred[unlabelled] == 1, 1.0, response[0][cell, 1])
+        horizon = sampler.n_labels + 1
+        scale = pool.n_pool * horizon
+        saturated = (reach > scale * q) & (chance * reach <= scale * tree)
+        floored = sampler.floored_cells(item, block, share, response[0])
+        if not by_cost:
+            np.testing.assert_array_equal(floored[cell], saturated)
+            assert 0 < saturated.sum() < len(saturated)
+            assert (reach > scale * q).sum() > saturated.sum()  # some saturated are not calm
+            continue
+        n_cells = len(floored)
+        per_cell = [
+            np.bincount(cell, weights=w, minlength=n_cells)
+            for w in (horizon * q * chance, horizon * tree * chance, chance * reach / pool.n_pool)
+        ]
+        is_saturated = np.bincount(cell, weights=saturated, minlength=n_cells) > 0
+        calm = np.bincount(cell, weights=chance * reach <= scale * tree, minlength=n_cells) > 0
+        costly = ec.samplers.AISSampler.costly_cells(*per_cell, calm & ~is_saturated)
+        np.testing.assert_array_equal(floored[cell], (is_saturated | costly)[cell])
+        assert costly[cell].any()  # the cost floors more than the saturated cells here
+
+
+def _floor_cost(floored, finds, tree_finds, bias):
+    """``costly_cells``' objective, summed by hand: the missing shares of the cells with
+    rho > 1 and of the floored ones, squared, less what flooring saves, b (rho - 1 / rho')."""
+    rho, rho_tree = bias / finds, bias / tree_finds
+    missing = bias[rho > 1].sum() + bias[floored].sum()
+    return missing**2 - np.sum(bias[floored] * (rho[floored] - 1 / rho_tree[floored]))
+
+
+def test_the_costly_cells_are_the_best_set_to_floor_by_brute_force():
+    """``costly_cells`` against every subset of the open cells whose tree share alone would
+    leave their finds past the room (rho' > 1): with equal shares b the greedy order is
+    exact, so the cells it floors minimise the cost over all of them. With unequal shares
+    it is never worse than flooring none, and above the best subset by at most one cell's
+    move of the cost: the best prefix is within that of the fractional optimum, which no
+    subset beats. Two closed cells with rho > 1 are never floored but their shares count."""
+    import itertools
+
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        n = 9
+        bias = np.full(n, 0.05) if trial % 2 == 0 else rng.uniform(0.01, 0.2, n)
+        rho = rng.uniform(0.05, 1.0, n)  # open: a find at Prop. 4's value stays within room
+        rho_tree = rng.uniform(0.3, 30.0, n)
+        bias = np.concatenate([bias, [0.03, 0.04]])
+        finds = bias / np.concatenate([rho, [3.0, 2.0]])
+        tree_finds = bias / np.concatenate([rho_tree, [30.0, 40.0]])
+        open_cells = np.concatenate([rng.random(n) < 0.85, [False, False]])
+        floored = ec.samplers.AISSampler.costly_cells(finds, tree_finds, bias, open_cells)
+        eligible = np.flatnonzero(open_cells & (bias / tree_finds > 1))
+        assert set(np.flatnonzero(floored)) <= set(eligible)
+        costs = [
+            _floor_cost(np.isin(np.arange(n + 2), subset), finds, tree_finds, bias)
+            for k in range(len(eligible) + 1)
+            for subset in itertools.combinations(eligible, k)
+        ]
+        chosen = _floor_cost(floored, finds, tree_finds, bias)
+        assert chosen <= costs[0] + 1e-15  # costs[0]: flooring none
+        if trial % 2 == 0:
+            assert chosen == pytest.approx(min(costs), abs=1e-12)
+        else:
+            largest = bias.max()
+            one_cell = 2 * largest * bias.sum() + largest**2 + largest
+            assert chosen - min(costs) <= one_cell
 
 
 def test_the_item_level_proposal_keeps_only_its_floor_where_a_find_would_saturate():
