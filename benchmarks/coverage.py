@@ -50,7 +50,7 @@ import synthetic  # noqa: E402
 # the options of the defaults before (Prop. 4's deterministic form alone, which every variant
 # below was measured with; and the block intercepts' sd at the prior's), defined once so a
 # later default reaches both benchmarks' rows of the defaults before
-from default_sampler import LINEAR, PRIOR_SD  # noqa: E402
+from default_sampler import LINEAR, PRIOR_SD, REACH  # noqa: E402
 
 DATA = HERE.parent.parent / "shared" / "data"
 OUT = HERE / "results" / "coverage.csv"
@@ -60,6 +60,8 @@ SAMPLERS += ["bernoulli-block", "ais-block"]
 VARIANTS = {
     "bernoulli-block": ("bernoulli", {"oracle_model": "block"}),
     "ais-block": ("ais", {"oracle_model": "block"}),
+    # the default before 2026-12-01 (the saturated cells alone floored)
+    "ais-reach-floor": ("ais", REACH),
     # the default before 2026-11-29 (Prop. 4's deterministic form alone)
     "ais-linear": ("ais", LINEAR),
     # the defaults before 2026-11-28 (the block intercepts' sd at the prior's, 1) and before
@@ -108,7 +110,7 @@ EARLIER = {  # a row's construction without "+rb": what its note says
 }
 # the default AIS and the variants of it in VARIANTS, which estimate as it does
 DEFAULT_AIS_VARIANTS = {"ais", "ais-prior-sd", "ais-map", "ais-eb", "ais-eb1", "ais-split-w"}
-DEFAULT_AIS_VARIANTS |= {"ais-share2", "ais-share05", "ais-linear"}
+DEFAULT_AIS_VARIANTS |= {"ais-share2", "ais-share05", "ais-linear", "ais-reach-floor"}
 # "+rb": the estimate of these importance samplers replaces their repeated draws of labelled
 # items by their expectation (estimators.estimate_is_rao_blackwellised); it was eq. 1
 REPEATS_BY_EXPECTATION = {"passive", "is", "ais-1", "ais-block", *DEFAULT_AIS_VARIANTS}
@@ -120,7 +122,7 @@ STAGE_WEIGHTED = DEFAULT_AIS_VARIANTS
 CONTROLLED = {"bernoulli", *DEFAULT_AIS_VARIANTS}
 # "+hw": and reads each stage's predicted variance with the model of now as well as its own
 # (estimators.stage_weights' hindsight_weights; the default AIS only, since later on 2026-11-29)
-HINDSIGHT = {"ais"}
+HINDSIGHT = {"ais", "ais-reach-floor"}
 # "+cf": and floors the cells whose finds cost more at Prop. 4's value than at the tree's
 # share (samplers.AISSampler.costly_cells, ``floor_by_cost``; the default AIS only, since
 # 2026-12-01): other draws

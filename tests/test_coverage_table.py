@@ -42,9 +42,13 @@ def test_a_default_ais_row_made_before_the_cost_floor_says_so_and_nothing_else()
 
 
 def test_the_variants_of_the_defaults_before_estimate_without_the_hindsight_weights():
-    for name in coverage.DEFAULT_AIS_VARIANTS - {"ais"}:
+    for name in coverage.DEFAULT_AIS_VARIANTS - coverage.HINDSIGHT:
         sampler, options = coverage.VARIANTS[name]
         assert sampler == "ais" and options["hindsight_weights"] is False, name
+    # the default before 2026-12-01 had them, and floored the saturated cells alone
+    sampler, options = coverage.VARIANTS["ais-reach-floor"]
+    assert sampler == "ais" and options == {"floor_by_cost": False}
+    assert coverage.construction("ais-reach-floor") == coverage.construction("ais")[:-3]
 
 
 def test_an_oasis_row_made_before_occams_window_says_so():
