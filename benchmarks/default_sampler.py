@@ -492,9 +492,9 @@ def write_markdown(path: Path = OUT) -> None:
         "sampler's runs on a pool come from one class, AVX2 on abt-buy (prob), rare_calibrated,",
         "over_confident and tweets100k, AVX-512 on abt-buy and sharp_calibrated (stop 64),",
         "but for the candidate `ais-w-prior-sd`, whose runs are AVX2's on every pool",
-        "(stops 71 and 72). In `default_sampler_floor.csv` the default's runs are AVX2's on",
-        "every pool (stop 77), so on abt-buy and sharp_calibrated they are other runs of the",
-        "same seeds than the baselines'.",
+        "(stops 71 and 72). The default's runs since 2026-12-01 are AVX2's on every pool",
+        "(stop 77), so on abt-buy and sharp_calibrated they are other runs of the same seeds",
+        "than the baselines'.",
         "",
     ]
     runs = read_runs(runs_path(path))
