@@ -1,5 +1,7 @@
 """One suite over every sampler: valid proposals, determinism, budget accounting."""
 
+import itertools
+
 import numpy as np
 import pytest
 from conftest import multiclass_pool, synthetic_pool
@@ -537,8 +539,6 @@ def test_the_costly_cells_are_the_best_set_to_floor_by_brute_force():
     it is never worse than flooring none, and above the best subset by at most one cell's
     move of the cost: the best prefix is within that of the fractional optimum, which no
     subset beats. Two closed cells with rho > 1 are never floored but their shares count."""
-    import itertools
-
     rng = np.random.default_rng(3)
     for trial in range(40):
         n = 9
