@@ -163,10 +163,11 @@ def test_the_model_estimates_runs_are_default_samplers_and_combine_as_documented
     np.testing.assert_allclose(model_estimate.combined(runs, "composite"), composite)
 
 
-def test_issue_13s_count_reads_each_cells_ratio_and_interval():
+def test_issue_13s_count_reads_each_cells_ratio_and_interval(monkeypatch):
     """``standing``: the default's MSE over the best baseline's per pool and budget, its
-    interval where every run is stored, and the count; worked out by hand from runs whose
-    squared errors are constant, so every bootstrap resample has the same MSE."""
+    interval where every run is stored, and the count, which leaves out a reference pool's
+    cells; worked out by hand from runs whose squared errors are constant, so every
+    bootstrap resample has the same MSE."""
     error = {  # (pool, sampler) -> the error of every run at 20 and at 40 labels
         ("p", "ais"): (0.1, 0.2),
         ("p", "is"): (0.2, 0.1),
@@ -212,6 +213,13 @@ def test_issue_13s_count_reads_each_cells_ratio_and_interval():
     text = "\n".join(lines)
     assert "at 3 of these 4 pool-budgets and at least 20% below at 2" in text
     assert "without the default's rows: r." in text
+    assert "Not counted" not in text
+
+    monkeypatch.setattr(default_sampler, "REFERENCE_POOLS", ("q",))
+    text = "\n".join(default_sampler.standing_lines(default_sampler.standing(table, runs), []))
+    assert "| q | 40 | 5 |" in text  # shown
+    assert "at 1 of these 2 pool-budgets and at least 20% below at 1" in text
+    assert "Not counted, as references rather than the issue's pools: q." in text
 
 
 def test_a_familys_realisations_store_their_runs_apart(small):
