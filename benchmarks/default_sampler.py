@@ -401,20 +401,17 @@ def standing_lines(cells: pd.DataFrame, pools: list[str]) -> list[str]:
                 f"{cell.ratio:.2f}{interval} | {verdict} |"
             )
         counted = cells[~cells.pool.isin(REFERENCE_POOLS)]
-        lines += [
-            "",
+        count = (
             f"By the point figures the default is at or below the best baseline at "
             f"{counted.at_or_below.sum()} of these {len(counted)} pool-budgets and at least "
             f"20% below at {counted.below_20pct.sum()} (the issue asks for all, and half of "
-            f"its 18).",
-        ]
+            f"its 18)."
+        )
         references = [name for name in REFERENCE_POOLS if name in set(cells.pool)]
         if references:
-            lines[-1] += (
-                " Not counted, as references rather than the issue's pools: "
-                + ", ".join(references)
-                + "."
-            )
+            names = ", ".join(references)
+            count += f" Not counted, as references rather than the issue's pools: {names}."
+        lines += ["", count]
     if missing:
         lines += ["", "Pools here without the default's rows: " + ", ".join(missing) + "."]
     return lines + [""]
