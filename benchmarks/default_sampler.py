@@ -7,7 +7,8 @@ on the synthetic pools of benchmarks/synthetic.py (sharp_calibrated: calibrated,
 false negatives at moderate probability; over_confident: probabilities far too sure; and, for
 reference, "over_confident (true)": the same pool, ranking and predictions with the
 probabilities its labels were drawn from, what a calibrated classifier would report; and
-rare_calibrated: rare positives, calibrated probabilities).
+rare_calibrated: rare positives, calibrated probabilities). The reference pools
+(``REFERENCE_POOLS``) are shown beside issue 13's cells and left out of its count.
 Samplers:
 
 * ``ais``: the default, AIS on a mixture of the item-level and block-level proposals, the
