@@ -26,6 +26,15 @@ def multiclass_pool(n=600, n_classes=3, seed=0):
     return ec.Pool.from_dataframe(frame)
 
 
+@pytest.fixture(autouse=True)
+def database(tmp_path, monkeypatch):
+    """Every test's app opens its own SQLite file: without it a test that drives the app
+    opens ``evaluation_sessions.db`` in the working directory, a developer's real sessions."""
+    path = tmp_path / "sessions.db"
+    monkeypatch.setenv("EVAL_DB", str(path))
+    return path
+
+
 @pytest.fixture
 def pool():
     return synthetic_pool()

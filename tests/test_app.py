@@ -34,13 +34,6 @@ def undo_button(at):
 
 
 @pytest.fixture(autouse=True)
-def database(tmp_path, monkeypatch):
-    path = tmp_path / "sessions.db"
-    monkeypatch.setenv("EVAL_DB", str(path))
-    return path
-
-
-@pytest.fixture(autouse=True)
 def patient_pages(monkeypatch):
     """Pages wait for their replays here, so a loaded machine does not change what a test
     sees; the test of the progressive Convergence page sets its own wait."""
